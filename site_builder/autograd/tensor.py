@@ -61,6 +61,10 @@ class Tensor:
 
     __slots__ = ("data", "grad", "name", "requires_grad", "op", "_parents", "_vjp", "_released")
 
+    # Make NumPy defer to our reflected operators: without this, ``ndarray + Tensor``
+    # silently builds an object array of Tensors and the gradient is lost.
+    __array_ufunc__ = None
+
     def __init__(
         self,
         data: object,
@@ -246,7 +250,8 @@ class Tensor:
 
     def relu(self) -> "Tensor":
         mask = (self.data > 0).astype(np.float64)
-        return self._make(self.data * mask, "relu", (self,), lambda g: (g * mask,))
+        # np.maximum, not data * mask: -inf * 0 is nan and -1 * 0 is -0.0.
+        return self._make(np.maximum(self.data, 0.0), "relu", (self,), lambda g: (g * mask,))
 
     # --------------------------------------------------------------- backward
     def backward(self) -> None:

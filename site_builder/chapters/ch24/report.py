@@ -1,0 +1,101 @@
+"""The learner report: one ``key=value`` line each, frozen as the chapter's expected output."""
+
+from __future__ import annotations
+
+from ...trace import format_bool, format_real, format_shape_brackets, format_vector
+from .fixtures import Fixtures
+
+CHAPTER = "24-residual-connections"
+PREDICTION = (
+    "A branch whose weights are all zero outputs zero for every input, so y equals x and the "
+    "input gradient equals the upstream gradient, yet the branch weight still receives a nonzero gradient."
+)
+NEXT = "Chapter 25 applies RMSNorm to each residual branch input while the identity path bypasses it."
+
+REPORT_KEYS: tuple[str, ...] = (
+    "chapter", "prediction", "input", "branch_parameter", "branch_output", "residual_output",
+    "upstream", "identity_gradient", "branch_input_gradient", "input_gradient", "weight_gradient",
+    "zero_branch", "shape_error", "stack[0]", "stack[1]", "stack[2]", "stack[3]", "stack[4]",
+    "stack_input_gradients", "stack_parameters", "numeric_gradient", "historical",
+    "same_fixture_replays_bitwise", "next",
+)
+
+
+def _tensor(shape: tuple[int, ...], values: tuple[float, ...]) -> str:
+    return f"shape:{format_shape_brackets(shape)} values:{format_vector(values)}"
+
+
+# region: report-renderer
+def render_report(fx: Fixtures) -> str:
+    """The learner report, every value formatted by the trace's number rules."""
+    t = fx.trace
+    n = t.config.shape
+    lines = [
+        ("chapter", CHAPTER),
+        ("prediction", PREDICTION),
+        ("input", _tensor(n, t.forward.input)),
+        ("branch_parameter", f"name:{t.config.branch_parameter} " + _tensor(fx.branch_weight_shape, fx.branch_weight)),
+        ("branch_output", _tensor(n, t.forward.branch)),
+        ("residual_output", _tensor(n, t.forward.output)),
+        ("upstream", _tensor(n, t.backward.upstream)),
+        ("identity_gradient", format_vector(t.backward.identity)),
+        ("branch_input_gradient", format_vector(t.backward.branch)),
+        ("input_gradient", format_vector(t.backward.input)),
+        ("weight_gradient", _tensor(t.parameter.shape, t.parameter.gradient)),
+        (
+            "zero_branch",
+            f"output:{format_vector(t.zero_branch.output)} "
+            f"input_gradient:{format_vector(t.zero_branch.input_gradient)} "
+            f"weight_gradient_nonzero:{format_bool(t.zero_branch.weight_gradient_nonzero)}",
+        ),
+        (
+            "shape_error",
+            f"identity:{format_shape_brackets(t.shape_error.identity)} "
+            f"branch:{format_shape_brackets(t.shape_error.branch)} "
+            f"broadcastable:{format_bool(t.shape_error.broadcastable)} "
+            f"rejected:{format_bool(t.shape_error.rejected)}",
+        ),
+        *(
+            (f"stack[{row.depth}]", f"plain:{format_vector(row.plain)} residual:{format_vector(row.residual)}")
+            for row in t.stack
+        ),
+        (
+            "stack_input_gradients",
+            f"plain:{format_vector(t.stack_gradient.plain)} residual:{format_vector(t.stack_gradient.residual)}",
+        ),
+        ("stack_parameters", ",".join(t.stack_gradient.parameters)),
+        (
+            "numeric_gradient",
+            f"input_checks:{t.gradcheck.input_checks} weight_checks:{t.gradcheck.weight_checks} "
+            f"tolerance:{format_real(t.gradcheck.tolerance)} passed:{format_bool(t.gradcheck.passed)}",
+        ),
+        (
+            "historical",
+            f"plain_depth4_retention:{format_real(t.stack_gradient.plain[0])} "
+            f"residual_depth4_retention:{format_real(t.stack_gradient.residual[0])}",
+        ),
+        ("same_fixture_replays_bitwise", format_bool(fx.replays_bitwise)),
+        ("next", NEXT),
+    ]
+    assert tuple(k for k, _ in lines) == REPORT_KEYS
+    return "".join(f"{key}={value}\n" for key, value in lines)
+# endregion: report-renderer
+
+
+def parse_report(text: str, source: str = "report") -> dict[str, str]:
+    """Split a report into key -> raw value, checking the keys and their order."""
+    from ...trace import TraceParseError, split_lines
+
+    values: dict[str, str] = {}
+    for number, line in enumerate(split_lines(text, source), start=1):
+        key, eq, value = line.partition("=")
+        if number > len(REPORT_KEYS):
+            raise TraceParseError(f"unexpected extra line {key!r}", number, 1, source)
+        expected = REPORT_KEYS[number - 1]
+        if not eq or key != expected:
+            raise TraceParseError(f"expected key {expected!r}, found {key!r}", number, 1, source)
+        values[key] = value
+    if len(values) != len(REPORT_KEYS):
+        missing = REPORT_KEYS[len(values)]
+        raise TraceParseError(f"report ends early: missing key {missing!r}", len(values), 1, source)
+    return values

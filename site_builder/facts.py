@@ -1,0 +1,144 @@
+"""Provenance: every number a page shows is a *fact* looked up by key and formatted by code.
+
+A page never carries a typed number. Templates call ``facts.html(key, fmt)``
+(or the ``tv`` template global), which returns the formatted value wrapped as
+
+    <span class="tv" data-trace="FORWARD.output[1]" data-format="short">−3.25</span>
+
+and diagrams attach the same two attributes to the SVG ``<text>`` that shows
+the value. The checker reads those attributes back, looks the key up in a
+fresh run's facts, formats it with the same function, and compares the text.
+
+Keys
+    ``RECORD.field``            a trace field (``FORWARD.output``, ``GRADCHECK.tolerance``)
+    ``STACK[d].field``          a repeated record, indexed by its depth
+    ``KEY[i]``                  element ``i`` of a vector-valued key (row-major)
+    ``REPORT.name.part``        a report value the trace does not carry
+    ``DERIVED.name``            a value computed by code from the above (named in the chapter)
+
+Formats
+    ``six``     six decimals, as the trace prints     ``short``   six-decimal value, trailing zeros dropped
+    ``int``     an integer                            ``exact``   shortest text that round-trips (derived values)
+    ``percent`` value × 100, two decimals and ``%``   ``sci``     ``%.6e`` scientific
+    ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
+    ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
+Negative numbers are shown with the minus sign U+2212; :func:`normalize` maps it back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Callable, Mapping
+
+from .trace.numbers import format_real, format_shape_brackets, short_form
+
+MINUS = "\u2212"
+
+
+def _minus(text: str) -> str:
+    return text.replace("-", MINUS)
+
+
+def _vector(values: Any, one: Callable[[float], str]) -> str:
+    return "[" + ", ".join(one(v) for v in values) + "]"
+
+
+def _exact(value: float) -> str:
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"cannot show {v!r}")
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v)
+
+
+def _percent(value: float) -> str:
+    return format(float(value) * 100.0, ".2f") + "%"
+
+
+def _sci(value: float) -> str:
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"cannot show {v!r}")
+    return format(v, ".6e")
+
+
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "six": lambda v: _minus(format_real(v)),
+    "short": lambda v: _minus(short_form(v)),
+    "int": lambda v: _minus(str(int(v))),
+    "count": lambda v: str(int(v)),
+    "exact": lambda v: _minus(_exact(v)),
+    "percent": lambda v: _minus(_percent(v)),
+    "sci": lambda v: _minus(_sci(v)),
+    "vector": lambda v: _minus(_vector(v, short_form)),
+    "vector-six": lambda v: _minus(_vector(v, format_real)),
+    "shape": lambda v: format_shape_brackets(v),
+}
+
+_INDEX_RE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
+
+
+class UnknownFact(KeyError):
+    def __init__(self, key: str, known: Mapping[str, Any]):
+        near = sorted(k for k in known if k.split(".")[0] == key.split(".")[0].split("[")[0])[:8]
+        hint = f"; keys of that record: {', '.join(near)}" if near else ""
+        super().__init__(f"unknown fact {key!r}{hint}")
+        self.key = key
+
+
+class UnknownFormat(KeyError):
+    def __init__(self, fmt: str):
+        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+        self.fmt = fmt
+
+
+def normalize(text: str) -> str:
+    """Displayed text back to ASCII for comparison (U+2212 → '-', no-break spaces → spaces)."""
+    return text.replace(MINUS, "-").replace("\u00a0", " ").strip()
+
+
+@dataclass
+class FactBook:
+    """The facts of one trace (plus derived values), and the shown text of each."""
+
+    facts: Mapping[str, Any]
+    used: set[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.used is None:
+            self.used = set()
+
+    def value(self, key: str) -> Any:
+        if key in self.facts:
+            return self.facts[key]
+        match = _INDEX_RE.match(key)
+        if match and match["base"] in self.facts:
+            base = self.facts[match["base"]]
+            index = int(match["index"])
+            if isinstance(base, (tuple, list)) and index < len(base):
+                return base[index]
+        raise UnknownFact(key, self.facts)
+
+    def text(self, key: str, fmt: str) -> str:
+        if fmt not in FORMATS:
+            raise UnknownFormat(fmt)
+        value = self.value(key)
+        assert self.used is not None
+        self.used.add(key)
+        return FORMATS[fmt](value)
+
+    def html(self, key: str, fmt: str, cls: str = "tv") -> str:
+        """The value wrapped in a span that carries its provenance."""
+        return (
+            f'<span class="{escape(cls)}" data-trace="{escape(key)}" data-format="{escape(fmt)}">'
+            f"{escape(self.text(key, fmt))}</span>"
+        )
+
+
+def format_fact(facts: Mapping[str, Any], key: str, fmt: str) -> str:
+    """The text a page must show for ``key`` in ``fmt`` (used by the checker)."""
+    return FactBook(facts).text(key, fmt)

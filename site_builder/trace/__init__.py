@@ -1,0 +1,35 @@
+"""Shared text rules for traces and reports: number formatting and strict parsing."""
+
+from .format import (
+    BOOL,
+    INT,
+    NAME,
+    NAMES,
+    REAL,
+    SHAPE,
+    SHAPE_X,
+    VECTOR,
+    Field,
+    Kind,
+    TraceParseError,
+    literal,
+    parse_record,
+    render_record,
+    split_lines,
+)
+from .numbers import (
+    NonFiniteValueError,
+    format_bool,
+    format_real,
+    format_shape_brackets,
+    format_shape_x,
+    format_vector,
+    short_form,
+)
+
+__all__ = [
+    "BOOL", "INT", "NAME", "NAMES", "REAL", "SHAPE", "SHAPE_X", "VECTOR",
+    "Field", "Kind", "NonFiniteValueError", "TraceParseError",
+    "format_bool", "format_real", "format_shape_brackets", "format_shape_x", "format_vector",
+    "literal", "parse_record", "render_record", "short_form", "split_lines",
+]

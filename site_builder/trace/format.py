@@ -1,0 +1,237 @@
+"""Strict reading and writing of trace lines: ``KIND field=value field=value ...``.
+
+A trace module declares each record's fields with a :class:`Field` (name and
+value kind); :func:`parse_record` reads one line against that declaration and
+reports any deviation with its line and column, and :func:`render_record`
+writes it back. Nothing here knows a particular chapter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from .numbers import (
+    INT_RE,
+    NAME_RE,
+    REAL_RE,
+    format_bool,
+    format_real,
+    format_shape_brackets,
+    format_shape_x,
+    format_vector,
+)
+
+
+class TraceParseError(ValueError):
+    """A trace text broke a rule; ``line`` and ``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int, column: int, source: str = "trace"):
+        self.reason = message
+        self.line = line
+        self.column = column
+        self.source = source
+        super().__init__(f"{source}:{line}:{column}: {message}")
+
+
+class ValueSyntaxError(ValueError):
+    """Raised by a value reader; ``offset`` is the 0-based position inside the value."""
+
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
+
+
+def _read_real(text: str) -> float:
+    if not REAL_RE.fullmatch(text):
+        raise ValueSyntaxError(f"expected a real number with exactly six decimals, found {text!r}")
+    if text == "-0.000000":
+        raise ValueSyntaxError("negative zero is written 0.000000, found '-0.000000'")
+    return float(text)
+
+
+def _read_vector(text: str) -> tuple[float, ...]:
+    if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
+        raise ValueSyntaxError(f"expected a vector like [1.000000,-2.000000], found {text!r}")
+    values: list[float] = []
+    offset = 1
+    for item in text[1:-1].split(","):
+        try:
+            values.append(_read_real(item))
+        except ValueSyntaxError as exc:
+            raise ValueSyntaxError(str(exc), offset) from None
+        offset += len(item) + 1
+    return tuple(values)
+
+
+def _read_shape_brackets(text: str) -> tuple[int, ...]:
+    if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
+        raise ValueSyntaxError(f"expected a shape like [2,2], found {text!r}")
+    dims: list[int] = []
+    offset = 1
+    for item in text[1:-1].split(","):
+        if not INT_RE.fullmatch(item) or item == "0":
+            raise ValueSyntaxError(f"expected a positive dimension, found {item!r}", offset)
+        dims.append(int(item))
+        offset += len(item) + 1
+    return tuple(dims)
+
+
+def _read_shape_x(text: str) -> tuple[int, ...]:
+    dims: list[int] = []
+    offset = 0
+    for item in text.split("x"):
+        if not INT_RE.fullmatch(item) or item == "0":
+            raise ValueSyntaxError(f"expected a shape like 2x2, found {text!r}", offset)
+        dims.append(int(item))
+        offset += len(item) + 1
+    return tuple(dims)
+
+
+def _read_bool(text: str) -> bool:
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    raise ValueSyntaxError(f"expected true or false, found {text!r}")
+
+
+def _read_int(text: str) -> int:
+    if not INT_RE.fullmatch(text):
+        raise ValueSyntaxError(f"expected a non-negative integer, found {text!r}")
+    return int(text)
+
+
+def _read_name(text: str) -> str:
+    if not NAME_RE.fullmatch(text):
+        raise ValueSyntaxError(f"expected a name like residual.branch.weight, found {text!r}")
+    return text
+
+
+def _read_names(text: str) -> tuple[str, ...]:
+    names: list[str] = []
+    offset = 0
+    for item in text.split(","):
+        try:
+            names.append(_read_name(item))
+        except ValueSyntaxError as exc:
+            raise ValueSyntaxError(str(exc), offset) from None
+        offset += len(item) + 1
+    return tuple(names)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one kind of value is read from and written to a trace."""
+
+    name: str
+    read: Callable[[str], Any]
+    write: Callable[[Any], str]
+
+
+REAL = Kind("real", _read_real, format_real)
+VECTOR = Kind("vector", _read_vector, format_vector)
+SHAPE = Kind("shape", _read_shape_brackets, format_shape_brackets)
+SHAPE_X = Kind("shape-x", _read_shape_x, format_shape_x)
+BOOL = Kind("bool", _read_bool, format_bool)
+INT = Kind("int", _read_int, lambda v: str(int(v)))
+NAME = Kind("name", _read_name, str)
+NAMES = Kind("names", _read_names, lambda v: ",".join(v))
+
+
+def literal(word: str) -> Kind:
+    """A field whose value must be exactly ``word``."""
+
+    def read(text: str) -> str:
+        if text != word:
+            raise ValueSyntaxError(f"expected {word!r}, found {text!r}")
+        return text
+
+    return Kind(f"literal {word}", read, lambda v: word)
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: Kind
+    attr: str = ""
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or self.name.replace("-", "_")
+
+
+def render_record(kind: str, fields: Sequence[Field], obj: object) -> str:
+    parts = [kind]
+    for f in fields:
+        parts.append(f"{f.name}={f.kind.write(getattr(obj, f.attribute))}")
+    return " ".join(parts)
+
+
+_FIELD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def parse_record(line: str, lineno: int, kind: str, fields: Sequence[Field], source: str = "trace") -> dict[str, Any]:
+    """Read ``line`` as record ``kind`` with exactly ``fields`` in order; return attribute -> value."""
+    head, sep, rest = line.partition(" ")
+    if head != kind:
+        raise TraceParseError(f"expected a {kind} record, found {head!r}", lineno, 1, source)
+    if not sep or not rest:
+        raise TraceParseError(f"{kind} record has no fields", lineno, len(head) + 1, source)
+    column = len(head) + 2
+    tokens = rest.split(" ")
+    values: dict[str, Any] = {}
+    for i, token in enumerate(tokens):
+        if token == "":
+            raise TraceParseError("fields are separated by exactly one space", lineno, column, source)
+        name, eq, value = token.partition("=")
+        if i >= len(fields):
+            raise TraceParseError(f"unexpected extra field {name!r} in {kind}", lineno, column, source)
+        expected = fields[i]
+        if not eq:
+            raise TraceParseError(f"expected field={expected.name}=..., found {token!r}", lineno, column, source)
+        if name != expected.name:
+            if any(f.name == name for f in fields):
+                why = f"field {name!r} is out of order or repeated: expected {expected.name!r} here"
+            elif _FIELD_NAME_RE.fullmatch(name):
+                why = f"unknown field {name!r} in {kind}: expected {expected.name!r}"
+            else:
+                why = f"malformed field name {name!r}: expected {expected.name!r}"
+            raise TraceParseError(why, lineno, column, source)
+        value_column = column + len(name) + 1
+        try:
+            values[expected.attribute] = expected.kind.read(value)
+        except ValueSyntaxError as exc:
+            raise TraceParseError(
+                f"field {name!r}: {exc}", lineno, value_column + exc.offset, source
+            ) from None
+        column += len(token) + 1
+    if len(tokens) < len(fields):
+        missing = ", ".join(repr(f.name) for f in fields[len(tokens):])
+        raise TraceParseError(f"{kind} record is missing field(s) {missing}", lineno, len(line) + 1, source)
+    return values
+
+
+def split_lines(text: str, source: str = "trace") -> list[str]:
+    """Check the whole-text rules (LF only, one final LF, no blank lines or trailing spaces)."""
+    if not text:
+        raise TraceParseError("the text is empty", 1, 1, source)
+    if "\r" in text:
+        idx = text.index("\r")
+        line = text.count("\n", 0, idx) + 1
+        col = idx - (text.rfind("\n", 0, idx) + 1) + 1
+        raise TraceParseError("carriage return found: lines end with LF only", line, col, source)
+    if not text.endswith("\n"):
+        lines = text.split("\n")
+        raise TraceParseError("missing final newline", len(lines), len(lines[-1]) + 1, source)
+    lines = text[:-1].split("\n")
+    for number, line in enumerate(lines, start=1):
+        if line == "":
+            what = "doubled final newline" if number == len(lines) else "blank line"
+            raise TraceParseError(what, number, 1, source)
+        if line != line.rstrip(" \t"):
+            raise TraceParseError("trailing whitespace", number, len(line.rstrip(" \t")) + 1, source)
+        if "\t" in line:
+            raise TraceParseError("tab character: fields are separated by one space", number, line.index("\t") + 1, source)
+    return lines

@@ -1,0 +1,51 @@
+"""The number and value rules shared by every trace and report.
+
+Real numbers print with exactly six decimals, as ``format(v, ".6f")`` does
+(ties round half to even on the binary value), and ``-0.000000`` is written
+``0.000000``. NaN and infinities are never written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable, Sequence
+
+REAL_RE = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]{6}")
+INT_RE = re.compile(r"0|[1-9][0-9]*")
+NAME_RE = re.compile(r"[a-z0-9_]+(?:[.\-][a-z0-9_]+)*")
+
+
+class NonFiniteValueError(ValueError):
+    """A fixture produced NaN or an infinity where a real number must be written."""
+
+
+def format_real(value: float) -> str:
+    v = float(value)
+    if not math.isfinite(v):
+        raise NonFiniteValueError(f"cannot write {v!r}: NaN and infinities are never written")
+    text = format(v, ".6f")
+    return "0.000000" if text == "-0.000000" else text
+
+
+def format_vector(values: Iterable[float]) -> str:
+    return "[" + ",".join(format_real(v) for v in values) + "]"
+
+
+def format_shape_brackets(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def format_shape_x(shape: Sequence[int]) -> str:
+    return "x".join(str(int(d)) for d in shape)
+
+
+def format_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def short_form(value: float) -> str:
+    """The six-decimal text with trailing zeros dropped: ``-3.250000`` -> ``-3.25``, ``1.000000`` -> ``1``."""
+    text = format_real(value)
+    text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text
