@@ -1,0 +1,73 @@
+"""Every page that is generated from a trace, in navigation order.
+
+Each entry says how to run its fixtures, where its golden files live, which
+template renders it and where it sits in the site. The MkDocs plugin and the
+checker both iterate :data:`PAGES`; adding a page means adding a folder under
+``chapters/`` and an entry here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one page's fixtures produced."""
+
+    trace_text: str
+    report_text: str | None
+    facts: Mapping[str, Any]  # provenance key -> value (see site_builder.facts)
+    context: Mapping[str, Any] = field(default_factory=dict)  # extra template context (typed trace, ...)
+
+
+@dataclass(frozen=True)
+class PageSource:
+    slug: str  # short id, also the folder under chapters/
+    title: str
+    page_path: str  # the generated Markdown page's path inside the site (virtual, never written to docs/)
+    template: str  # template under templates/
+    trace_id: str  # version tag on the trace's BEGIN line
+    golden_trace: Path
+    golden_report: Path | None
+    run: Callable[[], RunResult]
+    # Source that decides the fixtures' output: hashed for the fixture cache key.
+    sources: tuple[Path, ...] = ()
+    # Downloads published beside the page: file name -> which text (``trace`` or ``report``).
+    downloads: Mapping[str, str] = field(default_factory=dict)
+
+
+def _ch24() -> RunResult:
+    from . import ch24
+
+    run = ch24.run()
+    return RunResult(run.trace_text, run.report_text, run.facts, {"trace": run.trace, "run": run})
+
+
+_ENGINE = (PACKAGE_DIR / "autograd", PACKAGE_DIR / "nn.py", PACKAGE_DIR / "trace", PACKAGE_DIR / "facts.py")
+
+PAGES: list[PageSource] = [
+    PageSource(
+        slug="ch24",
+        title="Keep an identity path around each learned update",
+        page_path="chapter-24/index.md",
+        template="ch24/page.md.j2",
+        trace_id="residual-connections-v1",
+        golden_trace=PACKAGE_DIR / "chapters" / "ch24" / "golden" / "trace.txt",
+        golden_report=PACKAGE_DIR / "chapters" / "ch24" / "golden" / "report.txt",
+        run=_ch24,
+        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24"),
+        downloads={"residual-connections-v1.trace.txt": "trace", "chapter-24-report.txt": "report"},
+    ),
+]
+
+
+def page(slug: str) -> PageSource:
+    for p in PAGES:
+        if p.slug == slug:
+            return p
+    raise KeyError(f"no generated page {slug!r}; known: {', '.join(p.slug for p in PAGES)}")
