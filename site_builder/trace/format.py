@@ -52,6 +52,8 @@ def _read_real(text: str) -> float:
 
 
 def _read_vector(text: str) -> tuple[float, ...]:
+    if text.startswith("[") and not text.endswith("]"):
+        raise ValueSyntaxError("vector is not closed by ']' (a vector contains no spaces)", len(text))
     if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
         raise ValueSyntaxError(f"expected a vector like [1.000000,-2.000000], found {text!r}")
     values: list[float] = []

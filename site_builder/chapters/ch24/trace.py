@@ -226,10 +226,10 @@ def parse(text: str, source: str = "trace") -> Trace:
                 why = f"trace ends early: missing {expected} record"
             elif kind in seen and kind != "STACK":
                 why = f"duplicate {kind} record (expected {expected})"
+            elif kind == "STACK" and "STACK" in seen:
+                why = f"too many STACK records: expected {expected}"
             elif kind in SCHEMA:
                 why = f"{kind} record out of order: missing {expected} record before it"
-            elif kind == "STACK" and expected != "STACK":
-                why = f"too many STACK records: expected {expected}"
             else:
                 why = f"unknown record {kind!r}: expected {expected}"
             raise TraceParseError(why, number, 1, source)
