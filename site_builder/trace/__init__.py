@@ -6,12 +6,14 @@ from .format import (
     NAME,
     NAMES,
     REAL,
+    SCI,
     SHAPE,
     SHAPE_X,
     VECTOR,
     Field,
     Kind,
     TraceParseError,
+    choice,
     literal,
     parse_record,
     render_record,
@@ -21,6 +23,7 @@ from .numbers import (
     NonFiniteValueError,
     format_bool,
     format_real,
+    format_sci,
     format_shape_brackets,
     format_shape_x,
     format_vector,
@@ -28,8 +31,8 @@ from .numbers import (
 )
 
 __all__ = [
-    "BOOL", "INT", "NAME", "NAMES", "REAL", "SHAPE", "SHAPE_X", "VECTOR",
+    "BOOL", "INT", "NAME", "NAMES", "REAL", "SCI", "SHAPE", "SHAPE_X", "VECTOR",
     "Field", "Kind", "NonFiniteValueError", "TraceParseError",
-    "format_bool", "format_real", "format_shape_brackets", "format_shape_x", "format_vector",
+    "choice", "format_bool", "format_real", "format_sci", "format_shape_brackets", "format_shape_x", "format_vector",
     "literal", "parse_record", "render_record", "short_form", "split_lines",
 ]

@@ -16,8 +16,10 @@ from .numbers import (
     INT_RE,
     NAME_RE,
     REAL_RE,
+    SCI_RE,
     format_bool,
     format_real,
+    format_sci,
     format_shape_brackets,
     format_shape_x,
     format_vector,
@@ -49,6 +51,17 @@ def _read_real(text: str) -> float:
     if text == "-0.000000":
         raise ValueSyntaxError("negative zero is written 0.000000, found '-0.000000'")
     return float(text)
+
+
+def _read_sci(text: str) -> float:
+    if not SCI_RE.fullmatch(text):
+        raise ValueSyntaxError(f"expected a real in scientific notation like 1.234560e-07, found {text!r}")
+    if text == "-0.000000e+00":
+        raise ValueSyntaxError("negative zero is written 0.000000e+00, found '-0.000000e+00'")
+    value = float(text)
+    if format_sci(value) != text:
+        raise ValueSyntaxError(f"not in canonical %.6e form: {text!r} is written {format_sci(value)!r}")
+    return value
 
 
 def _read_vector(text: str) -> tuple[float, ...]:
@@ -137,9 +150,27 @@ VECTOR = Kind("vector", _read_vector, format_vector)
 SHAPE = Kind("shape", _read_shape_brackets, format_shape_brackets)
 SHAPE_X = Kind("shape-x", _read_shape_x, format_shape_x)
 BOOL = Kind("bool", _read_bool, format_bool)
+SCI = Kind("sci", _read_sci, format_sci)
 INT = Kind("int", _read_int, lambda v: str(int(v)))
 NAME = Kind("name", _read_name, str)
 NAMES = Kind("names", _read_names, lambda v: ",".join(v))
+
+
+def choice(*words: str) -> Kind:
+    """A field whose value is one of ``words`` (a verdict, a category)."""
+    allowed = tuple(words)
+
+    def read(text: str) -> str:
+        if text not in allowed:
+            raise ValueSyntaxError(f"expected one of {', '.join(allowed)}, found {text!r}")
+        return text
+
+    def write(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
+        return value
+
+    return Kind(f"one of {'/'.join(allowed)}", read, write)
 
 
 def literal(word: str) -> Kind:

@@ -2,7 +2,8 @@
 
 Real numbers print with exactly six decimals, as ``format(v, ".6f")`` does
 (ties round half to even on the binary value), and ``-0.000000`` is written
-``0.000000``. NaN and infinities are never written.
+``0.000000``. Where a record declares a scientific real, it prints as
+``format(v, ".6e")`` does, and ``-0.000000e+00`` is written ``0.000000e+00``. NaN and infinities are never written.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Iterable, Sequence
 
 REAL_RE = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]{6}")
 INT_RE = re.compile(r"0|[1-9][0-9]*")
+SCI_RE = re.compile(r"-?[0-9]\.[0-9]{6}e[+-][0-9]{2,3}")
 NAME_RE = re.compile(r"[a-z0-9_]+(?:[.\-][a-z0-9_]+)*")
 
 
@@ -26,6 +28,15 @@ def format_real(value: float) -> str:
         raise NonFiniteValueError(f"cannot write {v!r}: NaN and infinities are never written")
     text = format(v, ".6f")
     return "0.000000" if text == "-0.000000" else text
+
+
+def format_sci(value: float) -> str:
+    """Scientific notation as ``format(v, ".6e")`` prints it; ``-0.000000e+00`` is written ``0.000000e+00``."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise NonFiniteValueError(f"cannot write {v!r}: NaN and infinities are never written")
+    text = format(v, ".6e")
+    return "0.000000e+00" if text == "-0.000000e+00" else text
 
 
 def format_vector(values: Iterable[float]) -> str:
