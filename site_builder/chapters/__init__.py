@@ -39,6 +39,8 @@ class PageSource:
     sources: tuple[Path, ...] = ()
     # Downloads published beside the page: file name -> which text (``trace`` or ``report``).
     downloads: Mapping[str, str] = field(default_factory=dict)
+    # Fact keys the page shows; the checker fails when one is missing (as itself or as an element KEY[i]).
+    shows: tuple[str, ...] = ()
 
 
 def _ch24() -> RunResult:
@@ -62,6 +64,17 @@ PAGES: list[PageSource] = [
         run=_ch24,
         sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24"),
         downloads={"residual-connections-v1.trace.txt": "trace", "chapter-24-report.txt": "report"},
+        shows=(
+            "FORWARD.input", "FORWARD.branch", "FORWARD.output",
+            "BACKWARD.upstream", "BACKWARD.identity", "BACKWARD.branch", "BACKWARD.input",
+            "PARAMETER.name", "PARAMETER.shape", "PARAMETER.gradient",
+            "ZERO-BRANCH.output", "ZERO-BRANCH.input-gradient", "ZERO-BRANCH.weight-gradient",
+            "ZERO-BRANCH.weight-gradient-nonzero",
+            "SHAPE-ERROR.identity", "SHAPE-ERROR.branch",
+            *(f"STACK[{depth}].{column}" for depth in range(5) for column in ("plain", "residual")),
+            "STACK-GRADIENT.plain", "STACK-GRADIENT.residual", "STACK-GRADIENT.parameters",
+            "GRADCHECK.input-checks", "GRADCHECK.weight-checks", "GRADCHECK.tolerance", "GRADCHECK.passed",
+        ),
     ),
 ]
 
