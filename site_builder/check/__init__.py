@@ -1,0 +1,51 @@
+"""``site-builder check``: every number on a built site agrees with a fresh run of the fixtures.
+
+The check re-runs every page's fixtures once (:func:`setup`), then:
+
+1. compares each page's golden trace and report with the fresh run (a stale
+   golden prints a unified diff and the command that refreshes it);
+2. reads every HTML page and SVG drawing of the site: each ``data-trace``
+   element must show ``format_fact(facts, key, format)``, each code excerpt
+   (``data-source="PATH#REGION"``) the current source region, and no other
+   text a reader sees may carry a number, except the few in
+   :data:`~site_builder.check.numbers.ALLOWED`;
+3. checks that each generated page shows every key its ``PageSource.shows``
+   declares, that its downloads equal the golden files byte for byte, and that
+   every generated and hand-written page was built.
+
+Output: one line per problem (``PAGE: ELEMENT: expected X, found Y``), then
+``check: N pages, M values verified, K problems``. Exit status 0 when the site
+agrees, 1 when it does not, 2 when there is nothing to check (no site folder,
+an unreadable file).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .document import Facts, PageReport, check_document, check_html, check_svg, parse_html, parse_svg
+from .fresh import Fresh, FreshPage, collect, html_path, refresh_command
+from .numbers import ALLOWED, Allowed
+from .problems import Problem, Result
+from .site import Setup, SiteError, check_page, check_site, setup
+
+__all__ = [
+    "ALLOWED", "Allowed", "Facts", "Fresh", "FreshPage", "PageReport", "Problem", "Result", "Setup", "SiteError",
+    "check_document", "check_html", "check_page", "check_site", "check_svg", "collect", "html_path", "main",
+    "parse_html", "parse_svg", "refresh_command", "setup",
+]
+
+
+def main(site_dir: Path) -> int:
+    """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees, 2 cannot check."""
+    try:
+        result = check_site(Path(site_dir))
+    except SiteError as exc:
+        print(f"site-builder check: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"site-builder check: error: cannot read {exc.filename or site_dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(result.render())
+    return 0 if result.ok else 1

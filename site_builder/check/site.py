@@ -1,0 +1,174 @@
+"""A whole built site: every page, every drawing, every download, against one fresh run."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Mapping
+
+from .document import Facts, PageReport, check_document, parse_html, parse_svg
+from .excerpts import Sources
+from .fresh import REPO_ROOT, Fresh, FreshPage, check_goldens, collect, golden_path, html_path, shown_path
+from .problems import Problem, Result
+
+
+class SiteError(Exception):
+    """The site folder cannot be checked at all (usage or I/O), as opposed to a site that disagrees."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a check needs besides the site: computed once, reusable across many checks."""
+
+    fresh: Fresh
+    sources: Sources
+    docs_dir: Path
+    goldens: Mapping[tuple[str, str], Path] | None = None
+
+    def facts_for(self, page: str) -> Facts:
+        """A generated page gets its own facts; every other page (hand-written) the union of all."""
+        generated = self.fresh.by_html_path
+        if page in generated:
+            return Facts(generated[page].facts)
+        folder = str(PurePosixPath(page).parent)
+        for path, p in generated.items():
+            if folder != "." and folder == str(PurePosixPath(path).parent):
+                return Facts(p.facts)
+        return self.fresh.union
+
+
+def setup(
+    fresh: Fresh | None = None,
+    *,
+    goldens: Mapping[tuple[str, str], Path] | None = None,
+    docs_dir: Path | None = None,
+    repo_root: Path = REPO_ROOT,
+) -> Setup:
+    return Setup(fresh or collect(), Sources(repo_root), docs_dir or repo_root / "docs", goldens)
+
+
+def check_page(setup: Setup, page: str, text: str | bytes) -> PageReport:
+    """One HTML page from its text, e.g. a tampered copy, without re-running any fixture."""
+    return check_document(parse_html(text), page, setup.facts_for(page), setup.sources)
+
+
+def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
+    """Every check on a built site. Raises :class:`SiteError` when there is no site to check."""
+    site_dir = Path(site_dir)
+    if not site_dir.exists():
+        raise SiteError(f"no site folder at {site_dir} (build it first: mkdocs build)")
+    if not site_dir.is_dir():
+        raise SiteError(f"{site_dir} is not a folder (give the built site's folder)")
+    prepared = prepared or setup()
+    result = Result()
+    result.problems += check_goldens(prepared.fresh, prepared.goldens)
+
+    shown: dict[str, set[str]] = {}
+    for file in sorted(site_dir.rglob("*.html")):
+        page = file.relative_to(site_dir).as_posix()
+        report = check_document(parse_html(_read(file)), page, prepared.facts_for(page), prepared.sources)
+        _add(result, report)
+        shown.setdefault(page, set()).update(report.shown)
+    for file in sorted(site_dir.rglob("*.svg")):
+        page = file.relative_to(site_dir).as_posix()
+        report = check_document(parse_svg(_read(file)), page, prepared.facts_for(page), prepared.sources)
+        _add(result, report)
+        owner = prepared.fresh.by_html_path
+        folder = str(PurePosixPath(page).parent)
+        for path in owner:
+            if str(PurePosixPath(path).parent) == folder:
+                shown.setdefault(path, set()).update(report.shown)
+
+    for fresh_page in prepared.fresh.pages:
+        result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
+        result.problems += check_downloads(site_dir, fresh_page, prepared)
+    result.problems += check_missing(site_dir, prepared)
+    return result
+
+
+def _add(result: Result, report: PageReport) -> None:
+    result.problems += report.problems
+    result.values += report.values
+    result.pages += 1
+
+
+def _read(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as exc:
+        raise SiteError(f"cannot read {file}: {exc.strerror or exc}") from exc
+
+
+def check_coverage(p: FreshPage, shown: set[str] | None) -> list[Problem]:
+    """Each key the page declares in ``shows`` appears on it, as itself or as an element ``KEY[i]``."""
+    if shown is None or p.facts is None:
+        return []  # a missing page or failed run is reported elsewhere
+    problems: list[Problem] = []
+    base = {k.rsplit("[", 1)[0] for k in shown if k.endswith("]")}
+    for i, key in enumerate(p.source.shows):
+        if key not in p.facts:
+            problems.append(Problem(p.html_path, 10**9 + i, f"shows {key}", "a key of the page's facts", "unknown key"))
+        elif key not in shown and key not in base:
+            problems.append(
+                Problem(p.html_path, 10**9 + i, f"[data-trace={key}]", "the value shown on the page", "not shown")
+            )
+    return problems
+
+
+def download_file(site_dir: Path, p: FreshPage, name: str) -> Path:
+    """A download sits beside its page (in the page's folder)."""
+    return site_dir / PurePosixPath(p.html_path).parent / name
+
+
+def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup) -> list[Problem]:
+    problems: list[Problem] = []
+    for name, kind in sorted(p.source.downloads.items()):
+        file = download_file(site_dir, p, name)
+        where = file.relative_to(site_dir).as_posix()
+        golden = golden_path(p.source, kind, prepared.goldens)
+        if golden is None:
+            problems.append(Problem(where, 0, "download", f"a golden {kind} to publish", "none"))
+            continue
+        if not file.is_file():
+            problems.append(Problem(where, 0, "download", f"the published {kind} (the golden file's bytes)", "no file"))
+            continue
+        try:
+            want = golden.read_bytes()
+        except FileNotFoundError:
+            continue  # reported with the goldens
+        got = _read(file)
+        if got != want:
+            old = want.decode("utf-8", "replace").splitlines()
+            new = got.decode("utf-8", "replace").splitlines()
+            diff = tuple(difflib.unified_diff(old, new, shown_path(golden), where, lineterm=""))
+            problems.append(
+                Problem(
+                    where,
+                    0,
+                    "download",
+                    f"the bytes of {shown_path(golden)}",
+                    f"{len(got)} bytes that differ",
+                    diff or ("(the files differ only in line endings or the final newline)",),
+                )
+            )
+    return problems
+
+
+def expected_pages(prepared: Setup) -> list[tuple[str, str]]:
+    """(built path, where it comes from) for every generated page and every hand-written Markdown page."""
+    out = [(p.html_path, f"generated page {p.source.page_path}") for p in prepared.fresh.pages]
+    docs = prepared.docs_dir
+    if docs.is_dir():
+        for md in sorted(docs.rglob("*.md")):
+            rel = md.relative_to(docs).as_posix()
+            out.append((html_path(rel), f"docs/{rel}"))
+    return out
+
+
+def check_missing(site_dir: Path, prepared: Setup) -> list[Problem]:
+    problems: list[Problem] = []
+    for page, origin in expected_pages(prepared):
+        if not (site_dir / page).is_file():
+            problems.append(Problem(page, 0, "page", f"the built page of {origin}", "no file"))
+    return problems
