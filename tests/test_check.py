@@ -1,0 +1,303 @@
+"""``site-builder check``: the rules on small pages, then the real built site and the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from site_builder import check
+from site_builder.chapters import PAGES, ch24
+from site_builder.check import ALLOWED, Facts, Fresh, Result, check_page, check_svg, html_path, refresh_command
+from site_builder.check.excerpts import Sources
+from site_builder.check.fresh import check_goldens
+from site_builder.check.numbers import scan
+from site_builder.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parent.parent
+PAGE = html_path(PAGES[0].page_path)
+
+
+@pytest.fixture(scope="module")
+def prepared() -> check.Setup:
+    return check.setup()
+
+
+def material(body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "") -> str:
+    """A page shaped like Material's: title, navigation, content article."""
+    return (
+        f"<!doctype html><html><head><title>{title}</title><style>.x{{width:12px}}</style></head><body>"
+        f'<script>var a = 12;</script><div class="md-container"><nav class="md-nav" aria-label="Navigation">{nav}</nav>'
+        f'<main><div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">'
+        f'<h1 id="top">Chapter 24</h1>{body}</article></div></main></div></body></html>'
+    )
+
+
+def tv(key: str, fmt: str, text: str | None = None, tag: str = "span") -> str:
+    shown = text if text is not None else ch24_text(key, fmt)
+    return f'<{tag} class="tv" data-trace="{key}" data-format="{fmt}">{shown}</{tag}>'
+
+
+def ch24_text(key: str, fmt: str) -> str:
+    from site_builder.facts import format_fact
+
+    return format_fact(ch24.run().facts, key, fmt)
+
+
+def lines(prepared: check.Setup, body: str, page: str = PAGE, **kw: str) -> list[str]:
+    report = check_page(prepared, page, material(body, **kw))
+    return [p.line() for p in report.problems]
+
+
+# -- values with provenance ---------------------------------------------------------------
+
+
+def test_values_that_match_pass_and_are_counted(prepared):
+    body = f"<p>x is {tv('FORWARD.input', 'vector')}, y₂ is {tv('FORWARD.output[1]', 'short')}.</p>"
+    report = check_page(prepared, PAGE, material(body))
+    assert report.problems == []
+    assert report.values == 2
+    assert report.shown == {"FORWARD.input", "FORWARD.output[1]"}
+
+
+def test_a_wrong_value_names_the_key_and_both_texts(prepared):
+    found = lines(prepared, f"<h2 id='forward'>Forward</h2><p>y is {tv('FORWARD.output', 'vector', '[1, −3.26]')}</p>")
+    assert found == [
+        f'{PAGE}: span[data-trace=FORWARD.output] (section #forward): expected "[1, −3.25]", found "[1, −3.26]"'
+    ]
+
+
+def test_an_ascii_hyphen_is_not_the_displayed_minus(prepared):
+    found = lines(prepared, f"<p>{tv('FORWARD.output[1]', 'short', '-3.25')}</p>")
+    assert len(found) == 1 and 'expected "−3.25", found "-3.25"' in found[0]
+
+
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        ('data-trace="FORWARD.nothing" data-format="short"', "unknown key 'FORWARD.nothing'"),
+        ('data-trace="FORWARD.output[7]" data-format="short"', "unknown key 'FORWARD.output[7]'"),
+        ('data-trace="FORWARD.output" data-format="fancy"', "data-format='fancy'"),
+        ('data-trace="FORWARD.output"', "expected a data-format beside data-trace, found none"),
+        ('data-format="short"', "expected a data-trace key beside data-format, found none"),
+        ('data-trace="CONFIG.name" data-format="six"', "a value that format 'six' can show"),
+    ],
+)
+def test_unknown_keys_formats_and_half_provenance_are_errors(prepared, attributes, message):
+    found = lines(prepared, f"<p><span {attributes}>1</span></p>")
+    assert len(found) == 1 and message in found[0], found
+
+
+def test_mathml_values_compare_without_layout_whitespace(prepared):
+    body = (
+        "<math><mrow><msub><mi>x</mi><mn>2</mn></msub><mo>=</mo>"
+        '<mrow data-trace="FORWARD.output" data-format="vector"><mo>[</mo><mn>1</mn><mo>,</mo>'
+        "<mo>−</mo><mn>3.25</mn><mo>]</mo></mrow></mrow></math>"
+    )
+    assert lines(prepared, body) == []
+    wrong = body.replace("<mn>3.25</mn>", "<mn>3.5</mn>")
+    found = lines(prepared, wrong)
+    assert len(found) == 1 and "mrow[data-trace=FORWARD.output] in math" in found[0] and 'found "[1,−3.5]"' in found[0]
+
+
+# -- numbers without provenance -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "where", "number"),
+    [
+        ("<p>The output grows by 3 each time.</p>", "p", "'3'"),
+        ("<h2 id='deep'>Depth 4</h2>", "h2", "'4'"),
+        ("<table><tr><th>depth</th></tr><tr><td>0</td></tr></table>", "td in table row 2, column 1", "'0'"),
+        ("<math><mrow><mi>x</mi><mo>+</mo><mn>5</mn></mrow></math>", "mn in math", "'5'"),
+        ("<math><msup><mi>a</mi><mn>4</mn></msup></math>", "mn in math", "'4'"),
+        ("<details><summary>Check</summary><p>It is −0.5.</p></details>", 'p in details "Check"', "'−0.5'"),
+        ("<p>a (−0.25)⁴ factor</p>", "p", "'−0.25'"),
+        ("<p>the 2x2 weight</p>", "p", "'2x2'"),
+        ("<p>step 1e-6</p>", "p", "'1e-6'"),
+        ("<p><a href='#x'>see 12</a></p>", "a", "'12'"),
+        ("<p><code>residual.stack.7.branch.weight</code></p>", "code", "'residual.stack.7.branch.weight'"),
+        ("<p>In 2015 deeper was worse.</p>", "p", "'2015'"),
+        ("<svg id='forward'><g class='node'><title>out</title><text>y 3</text></g></svg>", "svg#forward node 'out' text", "'3'"),
+    ],
+)
+def test_a_number_without_provenance_is_an_error_naming_its_place(prepared, body, where, number):
+    found = lines(prepared, body)
+    assert any(f": {where}" in line and f"found {number}" in line for line in found), found
+
+
+def test_a_superscript_exponent_is_a_number(prepared):
+    found = lines(prepared, f"<p>{tv('DERIVED.plain-multiplier', 'exact')}⁴</p>")
+    assert len(found) == 1 and "found '⁴'" in found[0]
+
+
+def test_title_and_navigation_labels_are_read(prepared):
+    found = lines(prepared, "<p>text</p>", title="Depth 4 - Course", nav="<a class='md-nav__link'>Top 10</a>")
+    assert any(line.startswith(f"{PAGE}: title:") and "'4'" in line for line in found), found
+    assert any("nav[aria-label=Navigation] a" in line and "'10'" in line for line in found), found
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>Chapter 25 adds RMSNorm; chapters 24 and 25 share the stream.</p>",
+        "<p>He, Zhang, Ren, Sun (2015) and Vaswani et al. (2017); Veit, Wilber, Belongie, 2016.</p>",
+        "<p><a href='https://arxiv.org/abs/1512.03385'>arXiv:1512.03385</a>, arXiv:1706.03762</p>",
+        "<p>h1, x<sub>2</sub>, float64, ch24, W<sub>12</sub></p>",
+        "<math><msub><mi>x</mi><mn>2</mn></msub></math>",
+        "<p><code>residual.stack.0.branch.weight</code> and <code>residual.branch.weight</code></p>",
+        "<p style='width: 10px' data-x='3'><img alt='' width='20' src='a1.png'>words</p>",
+    ],
+)
+def test_allowed_numbers_identifiers_known_names_and_attributes_pass(prepared, body):
+    assert lines(prepared, body) == []
+
+
+def test_every_allow_list_entry_says_why():
+    assert ALLOWED and len(ALLOWED) <= 8
+    for entry in ALLOWED:
+        assert entry.name and len(entry.reason) > 20
+        assert entry.pattern.search("nothing to see here 7") is None
+
+
+def test_scan_finds_signed_decimal_and_exponent_forms():
+    assert [f.text for f in scan("a −3.25, +2, -1.5e-3 and 0.00390625")] == ["−3.25", "+2", "-1.5e-3", "0.00390625"]
+
+
+def test_scripts_styles_and_theme_chrome_are_not_read(prepared):
+    report = check_page(prepared, PAGE, material("<p>words</p>"))
+    assert report.problems == []  # the skeleton's <script> and <style> both hold 12
+
+
+# -- code excerpts --------------------------------------------------------------------------
+
+
+def excerpt(code: str, ref: str = "site_builder/nn.py#residual_add") -> str:
+    from html import escape
+
+    return f'<div class="highlight" data-source="{ref}"><pre><span></span><code>{escape(code)}</code></pre></div>'
+
+
+def test_an_excerpt_of_the_current_region_passes_and_its_numbers_are_not_prose(prepared):
+    region = Sources(REPO).region("site_builder/nn.py#residual_add")
+    assert "[2,2]" in region
+    assert lines(prepared, excerpt(region)) == []
+
+
+def test_an_edited_excerpt_is_named_with_the_line_that_differs(prepared):
+    region = Sources(REPO).region("site_builder/nn.py#residual_add")
+    report = check_page(prepared, PAGE, material(excerpt(region.replace("[2,2] + [2]", "[3,2] + [2]"))))
+    assert len(report.problems) == 1
+    problem = report.problems[0]
+    assert problem.element == "div[data-source=site_builder/nn.py#residual_add] (section #top)"
+    assert "line 4 of site_builder/nn.py#residual_add" in problem.expected and "[3,2] + [2]" in problem.found
+    assert any(d.startswith("+") and "[3,2]" in d for d in problem.detail)
+
+
+def test_an_excerpt_of_a_missing_region_is_an_error(prepared):
+    found = lines(prepared, excerpt("pass", "site_builder/nn.py#no-such-region"))
+    assert len(found) == 1 and "a region 'no-such-region' in site_builder/nn.py" in found[0]
+
+
+# -- drawings -------------------------------------------------------------------------------
+
+
+def test_a_standalone_svg_is_read_with_its_namespace(prepared):
+    svg = (
+        '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" id="stack"><title>Stack</title>'
+        '<g class="node"><title>depth4</title>'
+        f'<text data-trace="STACK[4].plain" data-format="vector">{ch24_text("STACK[4].plain", "vector")}</text>'
+        '<text data-trace="STACK[4].residual" data-format="vector">[1, 2]</text><text>4 layers</text></g></svg>'
+    )
+    report = check_svg(svg.encode(), "chapter-24/stack.svg", Facts(ch24.run().facts), prepared.sources)
+    found = [p.line() for p in report.problems]
+    assert found == [
+        "chapter-24/stack.svg: svg#stack node 'depth4' text[data-trace=STACK[4].residual]: "
+        'expected "[0.632812, −0.316406]", found "[1, 2]"',
+        "chapter-24/stack.svg: svg#stack node 'depth4' text: expected a number with provenance (data-trace) "
+        "or an allowed one, found '4' in \"4 layers\"",
+    ]
+    assert report.values == 2
+
+
+# -- pages, goldens, facts --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("page_path", "built"),
+    [("chapter-24/index.md", "chapter-24/index.html"), ("index.md", "index.html"), ("about.md", "about/index.html"),
+     ("evidence/deep.md", "evidence/deep/index.html")],
+)
+def test_built_page_paths_follow_directory_urls(page_path, built):
+    assert html_path(page_path) == built
+
+
+def test_refresh_commands_name_the_page_except_for_the_chapter():
+    assert refresh_command(PAGES[0], "trace") == "site-builder trace --write-golden"
+    other = dataclasses.replace(PAGES[0], slug="deep-stack")
+    assert refresh_command(other, "report") == "site-builder report --page deep-stack --write-golden"
+
+
+def chapter_only(prepared: check.Setup) -> Fresh:
+    return Fresh(tuple(p for p in prepared.fresh.pages if p.source.slug == "ch24"))
+
+
+def test_a_stale_golden_prints_a_diff_and_the_refresh_command(prepared, tmp_path):
+    golden = tmp_path / "trace.txt"
+    golden.write_text(ch24.GOLDEN_TRACE.read_text().replace("output=[1.000000,-3.250000]", "output=[1.000000,-3.500000]"))
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): golden})
+    assert len(problems) == 1
+    text = problems[0].text()
+    assert text.startswith(f"{golden}: golden trace: expected the fresh run's trace (first difference on line 3; ")
+    assert "refresh: site-builder trace --write-golden" in text
+    assert "-FORWARD input=[2.000000,-1.000000] branch=[-1.000000,-2.250000] output=[1.000000,-3.500000]" in text
+    assert "+FORWARD input=[2.000000,-1.000000] branch=[-1.000000,-2.250000] output=[1.000000,-3.250000]" in text
+
+
+def test_the_repository_goldens_agree_with_a_fresh_run(prepared):
+    assert check_goldens(prepared.fresh) == []
+
+
+def test_a_missing_golden_names_the_command_that_writes_it(prepared, tmp_path):
+    problems = check_goldens(chapter_only(prepared), {("ch24", "report"): tmp_path / "gone.txt"})
+    assert [p.line() for p in problems] == [
+        f"{tmp_path / 'gone.txt'}: golden report: expected a golden file (write it: site-builder report --write-golden), found none"
+    ]
+
+
+def test_hand_written_pages_see_every_page_facts_and_disagreeing_keys_are_errors(prepared):
+    body = f"<p>{tv('FORWARD.output', 'vector')}</p>"
+    assert lines(prepared, body, page="index.html") == []
+    run = ch24.run()
+    other = dataclasses.replace(prepared.fresh.pages[0], facts={**run.facts, "FORWARD.output": (9.0, 9.0)})
+    twin = dataclasses.replace(prepared, fresh=Fresh((prepared.fresh.pages[0], dataclasses.replace(other, source=dataclasses.replace(other.source, slug="twin", page_path="twin.md")))))
+    found = [p.line() for p in check_page(twin, "index.html", material(body)).problems]
+    assert found == [
+        "index.html: span[data-trace=FORWARD.output] (section #top): expected a key with one value across the site, found different values on ch24, twin"
+    ]
+
+
+def test_problems_print_in_a_stable_order_with_the_summary_last():
+    result = Result(
+        [
+            check.Problem("b.html", 2, "p", "x", "y"),
+            check.Problem("a.html", 9, "p", "x", "y"),
+            check.Problem("a.html", 1, "td", "x", "y"),
+            check.Problem("site_builder/g.txt", 0, "golden trace", "x", "y", ("-a", "+b"), group=0),
+        ],
+        pages=2,
+        values=5,
+    )
+    assert result.render().splitlines() == [
+        "site_builder/g.txt: golden trace: expected x, found y",
+        "    -a",
+        "    +b",
+        "a.html: td: expected x, found y",
+        "a.html: p: expected x, found y",
+        "b.html: p: expected x, found y",
+        "check: 2 pages, 5 values verified, 4 problems",
+    ]
