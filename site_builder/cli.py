@@ -1,4 +1,4 @@
-"""Command line: ``site-builder trace|report [--write-golden]`` and ``site-builder check``."""
+"""Command line: ``site-builder trace|report [--page SLUG] [--write-golden]`` and ``site-builder check``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,32 @@ def _chapter_output(kind: str, write_golden: bool) -> int:
     return 0
 
 
+class NoSuchOutput(Exception):
+    """The page asked for has no such output (an unknown slug, or a report on a page without one)."""
+
+
+def _page_output(slug: str, kind: str, write_golden: bool) -> int:
+    """Any generated page other than the chapter: run it through its ``PAGES`` entry."""
+    from .chapters import page
+
+    try:
+        source = page(slug)
+    except KeyError as exc:
+        raise NoSuchOutput(exc.args[0]) from None
+    target = source.golden_trace if kind == "trace" else source.golden_report
+    if target is None:
+        raise NoSuchOutput(f"page {slug!r} has no {kind}; it publishes a trace only")
+    run = source.run()
+    text = run.trace_text if kind == "trace" else run.report_text
+    assert text is not None
+    if write_golden:
+        write_atomic(target, text)
+        print(f"wrote {target}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="site-builder",
@@ -35,13 +61,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument(
             "--write-golden", action="store_true", help="write it to the frozen golden file instead of stdout"
         )
+        p.add_argument(
+            "--page", default="ch24", metavar="SLUG", help="which generated page (default: ch24, the chapter)"
+        )
     check = sub.add_parser("check", help="verify every number on a built site against a fresh run")
     check.add_argument("site_dir", nargs="?", default="site", help="built site folder (default: site)")
     args = parser.parse_args(argv)
 
     try:
         if args.command in ("trace", "report"):
-            return _chapter_output(args.command, args.write_golden)
+            if args.page == "ch24":
+                return _chapter_output(args.command, args.write_golden)
+            return _page_output(args.page, args.command, args.write_golden)
         from .check import main as check_main
 
         return check_main(Path(args.site_dir))
@@ -49,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .chapters.ch24 import FixtureError
         from .trace import NonFiniteValueError
 
+        if isinstance(exc, NoSuchOutput):
+            print(f"site-builder: error: {exc}", file=sys.stderr)
+            return 2
         if isinstance(exc, (FixtureError, NonFiniteValueError, OSError)):
             print(f"site-builder: error: {exc}", file=sys.stderr)
             return 1 if not isinstance(exc, OSError) else 2

@@ -52,6 +52,38 @@ def _ch24() -> RunResult:
 
 _ENGINE = (PACKAGE_DIR / "autograd", PACKAGE_DIR / "nn.py", PACKAGE_DIR / "trace", PACKAGE_DIR / "facts.py")
 
+
+def _evidence(slug: str) -> Callable[[], RunResult]:
+    """The run of an evidence page: its trace, its facts, and the typed trace for the template."""
+
+    def run() -> RunResult:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{slug}")
+        result = module.run()
+        context = {"trace": result.trace, "run": result, **getattr(module, "CONTEXT", {})}
+        return RunResult(result.trace_text, None, result.facts, context)
+
+    run.__name__ = f"_{slug}"
+    return run
+
+
+def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> PageSource:
+    folder = PACKAGE_DIR / "chapters" / slug
+    return PageSource(
+        slug=slug,
+        title=title,
+        page_path=page_path,
+        template=f"{slug}/page.md.j2",
+        trace_id=trace_id,
+        golden_trace=folder / "golden" / "trace.txt",
+        golden_report=None,
+        run=_evidence(slug),
+        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24" / "fixtures.py", folder),
+        downloads={f"{trace_id}.trace.txt": "trace"},
+    )
+
+
 PAGES: list[PageSource] = [
     PageSource(
         slug="ch24",
@@ -76,6 +108,10 @@ PAGES: list[PageSource] = [
             "GRADCHECK.input-checks", "GRADCHECK.weight-checks", "GRADCHECK.tolerance", "GRADCHECK.passed",
         ),
     ),
+    _evidence_page("deep_stack", "The gradient highway in a deep stack", "evidence/deep-stack.md", "deep-stack-v1"),
+    _evidence_page("identity_init", "Identity at initialization", "evidence/identity-init.md", "identity-init-v1"),
+    _evidence_page("path_expansion", "The path expansion", "evidence/path-expansion.md", "path-expansion-v1"),
+    _evidence_page("claims", "Claims, tested", "evidence/claims.md", "claims-v1"),
 ]
 
 

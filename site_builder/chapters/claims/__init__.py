@@ -1,0 +1,52 @@
+"""Evidence page: statements about residual connections, each decided by a fixture."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fixtures import Constants, decide, run_fixtures
+from .trace import CLAIMS, FAMILIES, VERDICTS, VERSION, Trace, parse, render
+
+SLUG = "claims"
+TITLE = "Claims, tested"
+GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
+
+
+@dataclass(frozen=True)
+class PageRun:
+    trace: Trace
+    trace_text: str
+
+    @property
+    def facts(self) -> dict[str, object]:
+        return page_facts(self.trace)
+
+
+def page_facts(t: Trace) -> dict[str, object]:
+    """Trace fields under their keys, plus the values the page derives from them."""
+    out: dict[str, object] = dict(t.facts())
+    s = t.scalar_stack
+    out["DERIVED.claim-1.one-plus-alpha"] = 1.0 + s.alpha
+    out["DERIVED.claim-1.gap-rounded"] = round(s.log10_gap)
+    out["DERIVED.claim-1.gap-miss"] = round(s.log10_gap) - s.claimed_gap
+    q = t.quadratic_step
+    out["DERIVED.claim-4.local-derivative"] = 1.0 + 2.0 * q.coefficient * q.x
+    out["DERIVED.claim-5.target-exponent"] = 0.5
+    for g in t.growth:
+        rows = t.stream(g.family)
+        # Ratio of the deepest to the shallowest stream norm, in orders of magnitude.
+        out[f"DERIVED.claim-5.{g.family}.orders"] = math.log10(rows[-1].norm / rows[0].norm)
+    return out
+
+
+def run(constants: Constants = Constants()) -> PageRun:
+    trace = run_fixtures(constants)
+    return PageRun(trace, render(trace))
+
+
+__all__ = [
+    "CLAIMS", "Constants", "FAMILIES", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERDICTS", "VERSION",
+    "decide", "page_facts", "parse", "render", "run",
+]
