@@ -22,6 +22,7 @@ Formats
     ``percent`` value × 100, two decimals and ``%``   ``sci``     ``%.6e`` scientific
     ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
     ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
+    ``name``    a name, as the trace writes it        ``bool``    ``true`` / ``false``, as the trace writes them
 Negative numbers are shown with the minus sign U+2212; :func:`normalize` maps it back.
 """
 
@@ -66,6 +67,18 @@ def _sci(value: float) -> str:
     return format(v, ".6e")
 
 
+def _name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"format 'name' shows a single name, got {value!r}")
+    return value
+
+
+def _bool(value: Any) -> str:
+    if not isinstance(value, bool):
+        raise TypeError(f"format 'bool' shows true or false, got {value!r}")
+    return "true" if value else "false"
+
+
 FORMATS: dict[str, Callable[[Any], str]] = {
     "six": lambda v: _minus(format_real(v)),
     "short": lambda v: _minus(short_form(v)),
@@ -77,6 +90,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "vector": lambda v: _minus(_vector(v, short_form)),
     "vector-six": lambda v: _minus(_vector(v, format_real)),
     "shape": lambda v: format_shape_brackets(v),
+    "name": lambda v: _name(v),
+    "bool": lambda v: _bool(v),
 }
 
 _INDEX_RE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
