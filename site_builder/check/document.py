@@ -167,12 +167,20 @@ class _Doc:
         for a in reversed(chain):
             kind = (a.get("class") or "").split()
             if local(a.tag) == "g" and kind and kind[0] in ("node", "edge", "cluster"):
-                title = next((c for c in a if local(c.tag) == "title"), None)
-                name = _text(title) if title is not None else (a.get("id") or "?")
-                parts.append(f"{kind[0]} {name!r}")
+                parts.append(f"{kind[0]} {_graph_item_name(a)!r}")
         if el is not svg:
             parts.append(what)
         return " ".join(parts)
+
+
+def _graph_item_name(group: etree._Element) -> str:
+    """A Graphviz node, edge or cluster by its name (``<title>``), else its label texts, else its id."""
+    title = next((c for c in group if local(c.tag) == "title"), None)
+    if title is not None and _text(title):
+        return _text(title)
+    labels = [_text(t) for t in group if local(t.tag) == "text" and t.get("data-trace") is None]
+    label = " ".join(t for t in labels if t)
+    return label or group.get("id") or "?"
 
 
 def _text(el: etree._Element) -> str:
