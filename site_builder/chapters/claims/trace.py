@@ -80,7 +80,7 @@ class ScaledShortcut:
     scale: float
     gradient: float  # engine
     power: float  # scale^depth
-    exact: bool
+    exact: bool  # equal bit for bit, not only as printed
 
 
 @dataclass(frozen=True)
