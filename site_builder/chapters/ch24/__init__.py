@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import trace as trace_format
 from .fixtures import Constants, FixtureError, Fixtures, run_fixtures
-from .report import parse_report, render_report
+from .report import CHAPTER, NEXT, parse_report, render_report
 from .trace import Trace, parse, render
 
 SLUG = "ch24"
@@ -15,6 +16,26 @@ TITLE = "Keep an identity path around each learned update"
 GOLDEN_DIR = Path(__file__).parent / "golden"
 GOLDEN_TRACE = GOLDEN_DIR / "trace.txt"
 GOLDEN_REPORT = GOLDEN_DIR / "report.txt"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A primary source the chapter page cites and links."""
+
+    authors: str  # as the page names them
+    year: int
+    title: str
+    arxiv: str
+
+    @property
+    def url(self) -> str:
+        return f"https://arxiv.org/abs/{self.arxiv}"
+
+
+REFERENCES: tuple[Reference, ...] = (
+    Reference("He, Zhang, Ren and Sun", 2015, "Deep Residual Learning for Image Recognition", "1512.03385"),
+    Reference("Vaswani et al.", 2017, "Attention Is All You Need", "1706.03762"),
+)
 
 
 @dataclass(frozen=True)
@@ -28,6 +49,10 @@ class ChapterRun:
     def facts(self) -> dict[str, object]:
         """Provenance key -> value for everything the chapter page may show."""
         return chapter_facts(self.fixtures)
+
+    @property
+    def references(self) -> tuple[Reference, ...]:
+        return REFERENCES
 
 
 def chapter_facts(fx: Fixtures) -> dict[str, object]:
@@ -45,6 +70,14 @@ def chapter_facts(fx: Fixtures) -> dict[str, object]:
     out["DERIVED.plain-retention-exact"] = plain_m**last.depth
     out["DERIVED.residual-retention-exact"] = resid_m**last.depth
     out["DERIVED.same-tensor-gradient"] = tuple(u + u for u in t.backward.upstream)
+    # The identity's own factor in each residual layer: residual multiplier minus the branch's.
+    out["DERIVED.identity-multiplier"] = resid_m - plain_m
+    # What the zero-weight branch added: y - x, element by element.
+    out["DERIVED.zero-branch-output"] = tuple(
+        y - x for y, x in zip(t.zero_branch.output, t.forward.input)
+    )
+    out["DERIVED.chapter"] = int(CHAPTER.split("-", 1)[0])
+    out["DERIVED.next-chapter"] = int(re.search(r"Chapter (\d+)", NEXT)[1])  # type: ignore[index]
     return out
 
 
@@ -54,6 +87,6 @@ def run(constants: Constants = Constants()) -> ChapterRun:
 
 
 __all__ = [
-    "ChapterRun", "Constants", "FixtureError", "Fixtures", "GOLDEN_REPORT", "GOLDEN_TRACE", "SLUG",
+    "ChapterRun", "Constants", "REFERENCES", "Reference", "FixtureError", "Fixtures", "GOLDEN_REPORT", "GOLDEN_TRACE", "SLUG",
     "TITLE", "Trace", "parse", "parse_report", "render", "render_report", "run", "run_fixtures", "trace_format",
 ]

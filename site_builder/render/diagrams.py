@@ -1,0 +1,312 @@
+"""Diagrams: a DOT template rendered with Jinja, laid out by Graphviz's ``dot``, cleaned into inline SVG.
+
+The visual grammar lives here, in one place: identity routes are solid,
+learned routes dashed, a merge has a double border. Templates ask for a role
+(``node("merge")``, ``edge("learned")``) instead of writing attributes.
+
+A template writes every number through ``value(NODE, KEY, FMT)``. That call
+remembers which node shows which fact; after layout the matching SVG
+``<text>`` gets ``data-trace`` and ``data-format`` so the checker can verify
+diagrams as it verifies prose. Graphviz's colours are replaced by CSS classes,
+so the palette (light or dark, or forced colours) decides them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any, Callable
+
+import graphviz
+import jinja2
+
+from ..facts import FactBook
+from ..files import write_atomic
+
+DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
+
+_GRAPH_DEFAULTS = (
+    'graph [rankdir=TB, bgcolor="transparent", nodesep="0.35", ranksep="0.45", pad="0.1", '
+    'fontname="Helvetica,Arial,sans-serif"];\n'
+    'node [shape=box, style="rounded", fontname="Helvetica,Arial,sans-serif", fontsize="11", '
+    'margin="0.14,0.06", penwidth="1.4"];\n'
+    'edge [fontname="Helvetica,Arial,sans-serif", fontsize="10", arrowsize="0.8", penwidth="1.4"];'
+)
+
+# Role -> DOT attributes. The line style carries the meaning; colour only repeats it.
+NODE_ROLES: dict[str, str] = {
+    "input": 'class="input", style="rounded"',
+    "output": 'class="output", style="rounded,bold"',
+    "identity": 'class="identity", style="rounded"',
+    "learned": 'class="learned", style="rounded,dashed"',
+    "merge": 'class="merge", shape=circle, peripheries="2", fontsize="14", width="0.42", fixedsize=true',
+}
+EDGE_ROLES: dict[str, str] = {
+    "identity": 'class="identity", style="solid"',
+    "learned": 'class="learned", style="dashed"',
+    "plain": 'class="plain", style="solid"',
+}
+
+_SHAPES = {"polygon", "ellipse", "path", "polyline", "rect", "circle"}
+
+
+class DiagramError(RuntimeError):
+    """Graphviz failed, or the drawn SVG lost a value the template put in."""
+
+
+class DotNotFoundError(DiagramError):
+    def __init__(self) -> None:
+        super().__init__(DOT_NOT_FOUND)
+
+
+class DotText(str):
+    """DOT source that is already escaped (attributes, escaped values)."""
+
+
+def dot_escape(text: str) -> str:
+    """``text`` as the inside of a double-quoted DOT string, shown literally."""
+    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _finalize(value: Any) -> str:
+    return value if isinstance(value, DotText) else dot_escape("" if value is None else str(value))
+
+
+def dot_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+    """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
+    return jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+@dataclass
+class _Values:
+    """(node name, shown text) -> (key, format), filled while the DOT template renders."""
+
+    book: FactBook
+    table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+
+    def __call__(self, node: str, key: str, fmt: str) -> DotText:
+        text = self.book.text(key, fmt)
+        previous = self.table.setdefault((node, text), (key, fmt))
+        if previous != (key, fmt):
+            raise DiagramError(f"node {node!r} shows {text!r} for both {previous[0]} and {key}; give them separate nodes")
+        return DotText(dot_escape(text))
+
+
+def _role(table: dict[str, str], kind: str) -> Callable[[str], DotText]:
+    def attrs(role: str) -> DotText:
+        if role not in table:
+            raise DiagramError(f"unknown {kind} role {role!r}; known: {', '.join(sorted(table))}")
+        return DotText(table[role])
+
+    return attrs
+
+
+def dot_version() -> str:
+    """``dot -V`` output (part of every cache key), or :class:`DotNotFoundError`."""
+    dot = shutil.which("dot")
+    if dot is None:
+        raise DotNotFoundError()
+    try:
+        done = subprocess.run([dot, "-V"], capture_output=True, text=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise DiagramError(f"`{dot} -V` failed: {exc}") from exc
+    return (done.stdout + done.stderr).strip()
+
+
+def _local(name: str) -> str:
+    return name.rsplit("}", 1)[-1]
+
+
+def _strip_namespaces(root: ET.Element) -> None:
+    for el in root.iter():
+        if isinstance(el.tag, str):
+            el.tag = _local(el.tag)
+        for attr in list(el.attrib):
+            if attr.startswith("{"):
+                el.attrib[_local(attr)] = el.attrib.pop(attr)
+
+
+def _add_class(el: ET.Element, cls: str) -> None:
+    el.set("class", (el.get("class", "") + " " + cls).strip())
+
+
+def _px(length: str) -> str:
+    match = re.fullmatch(r"([0-9.]+)pt", length)
+    return f"{float(match[1]) * 4 / 3:.0f}" if match else length
+
+
+@dataclass
+class Diagram:
+    svg: str  # inline SVG, ready for HTML
+    cached: bool  # the layout came from the cache, not a fresh ``dot`` run
+
+
+class DiagramRenderer:
+    """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content."""
+
+    def __init__(self, env: jinja2.Environment, cache_dir: Path) -> None:
+        self.env = env
+        self.cache_dir = Path(cache_dir)
+        self._version: str | None = None
+        self.rendered = 0
+        self.cached = 0
+
+    @property
+    def version(self) -> str:
+        if self._version is None:
+            self._version = dot_version()
+        return self._version
+
+    def dot_source(self, template: str, book: FactBook, context: dict[str, Any]) -> tuple[str, _Values]:
+        values = _Values(book)
+        text = self.env.get_template(template).render(
+            **context,
+            defaults=DotText(_GRAPH_DEFAULTS),
+            node=_role(NODE_ROLES, "node"),
+            edge=_role(EDGE_ROLES, "edge"),
+            value=values,
+        )
+        return text, values
+
+    def layout(self, dot_text: str) -> tuple[str, bool]:
+        """Graphviz's SVG for ``dot_text`` (from the cache when the same DOT and ``dot`` ran before)."""
+        key = hashlib.sha256((dot_text + "\0" + self.version).encode("utf-8")).hexdigest()
+        cached = self.cache_dir / f"{key}.svg"
+        if cached.is_file():
+            self.cached += 1
+            return cached.read_text(encoding="utf-8"), True
+        try:
+            svg = graphviz.Source(dot_text).pipe(format="svg", engine="dot", encoding="utf-8")
+        except graphviz.ExecutableNotFound:
+            raise DotNotFoundError() from None
+        except graphviz.CalledProcessError as exc:
+            detail = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
+            raise DiagramError(f"dot rejected the diagram: {detail.strip()}") from exc
+        write_atomic(cached, svg)
+        self.rendered += 1
+        return svg, False
+
+    def render(
+        self,
+        template: str,
+        book: FactBook,
+        context: dict[str, Any],
+        *,
+        diagram_id: str,
+        title: str,
+        description_html: str,
+    ) -> Diagram:
+        dot_text, values = self.dot_source(template, book, context)
+        raw, was_cached = self.layout(dot_text)
+        svg = postprocess(raw, values.table, diagram_id=diagram_id, title=title, description_html=description_html)
+        return Diagram(svg, was_cached)
+
+
+def postprocess(
+    raw: str,
+    values: dict[tuple[str, str], tuple[str, str]],
+    *,
+    diagram_id: str,
+    title: str,
+    description_html: str,
+) -> str:
+    """Graphviz SVG -> inline SVG: no prolog, classes instead of colours, provenance on value texts."""
+    body = raw[raw.index("<svg") :]  # drop the XML prolog, doctype and generator comments
+    root = ET.fromstring(body)
+    _strip_namespaces(root)
+    unmatched = dict(values)
+
+    graph = root.find("g")
+    if graph is None:
+        raise DiagramError("Graphviz output has no graph group")
+    for child in list(graph):
+        if child.tag == "title" or (child.tag == "polygon" and child.get("class") is None):
+            graph.remove(child)  # the graph's name and its background rectangle
+
+    for group in root.iter("g"):
+        classes = group.get("class", "").split()
+        title_el = group.find("title")
+        name = title_el.text if title_el is not None and title_el.text else ""
+        if title_el is not None:
+            group.remove(title_el)  # hover tooltips with internal node names
+        if "node" in classes or "edge" in classes:
+            for el in group:
+                if el.tag in _SHAPES:
+                    el.attrib.pop("fill", None)
+                    el.attrib.pop("stroke", None)
+                    if "node" in classes:
+                        _add_class(el, "dg-shape")
+                    else:
+                        _add_class(el, "dg-arrow" if el.tag == "polygon" else "dg-line")
+                elif el.tag == "text":
+                    el.attrib.pop("fill", None)
+                    text = el.text or ""
+                    found = unmatched.pop((name, text), None) if "node" in classes else None
+                    if found is None and "node" in classes and (name, text) in values:
+                        found = values[(name, text)]
+                    if found:
+                        el.set("data-trace", found[0])
+                        el.set("data-format", found[1])
+                        _add_class(el, "dg-value")
+                    else:
+                        _add_class(el, "dg-label")
+    if unmatched:
+        (node, text), (key, _fmt) = next(iter(unmatched.items()))
+        raise DiagramError(f"value {key} ({text!r}) of node {node!r} is missing from the drawn SVG")
+
+    for el in root.iter():
+        if "id" in el.attrib:
+            el.set("id", f"{diagram_id}-{el.get('id')}")
+    for dim in ("width", "height"):
+        if dim in root.attrib:
+            root.set(dim, _px(root.attrib[dim]))
+    root.set("role", "img")
+    root.set("class", "dg")
+    root.set("id", diagram_id)
+    root.set("aria-labelledby", f"{diagram_id}-title {diagram_id}-desc")
+    root.set("focusable", "false")
+    title_el = ET.Element("title", {"id": f"{diagram_id}-title"})
+    title_el.text = title
+    desc_el = ET.Element("desc", {"id": f"{diagram_id}-desc"})
+    desc_el.text = "\x00DESC\x00"
+    root.insert(0, desc_el)
+    root.insert(0, title_el)
+    for el in root.iter():
+        el.tail = "\n" if el.tail and el.tail.strip() == "" else el.tail
+        if el.tag == "g" and el.text and not el.text.strip():
+            el.text = "\n"
+    svg = ET.tostring(root, encoding="unicode", short_empty_elements=True)
+    svg = svg.replace("\x00DESC\x00", description_html)
+    return re.sub(r"\n\s*\n", "\n", svg).strip() + "\n"
+
+
+def legend_swatch(kind: str) -> str:
+    """A tiny inline SVG sample of one line style or the merge border, for the legend."""
+    if kind == "merge":
+        shape = (
+            '<circle class="dg-shape" cx="14" cy="12" r="9"/>'
+            '<circle class="dg-shape" cx="14" cy="12" r="6"/>'
+        )
+    elif kind in ("identity", "learned"):
+        dash = ' stroke-dasharray="5,3"' if kind == "learned" else ""
+        shape = f'<path class="dg-line" d="M2 12 H30"{dash}/>'
+    else:
+        raise DiagramError(f"no legend swatch for {kind!r}")
+    return (
+        f'<svg class="dg dg-swatch {escape(kind)}" width="32" height="24" viewBox="0 0 32 24" '
+        f'aria-hidden="true" focusable="false">{shape}</svg>'
+    )

@@ -1,0 +1,118 @@
+"""Running a page's fixtures: in a fresh interpreter, cached by the hash of the code that decides them.
+
+A fresh interpreter means ``mkdocs serve`` sees an edited fixture on the next
+rebuild instead of the module it imported at start-up. The cache key covers
+the bytes of every file in the page's ``sources``, the module that lists the
+pages, and the NumPy and Python versions; anything else changing the output
+would be a bug in ``sources``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..chapters import PageSource, RunResult
+
+DEFAULT_PAGES = "site_builder.chapters:PAGES"
+CACHE_FORMAT = b"site-builder fixture cache 1"
+
+
+class FixtureRunError(RuntimeError):
+    """A page's fixtures failed (NaN, a failed property, an exception); names the file and the cause."""
+
+
+def load_pages(spec: str, search_path: Path | None = None) -> list[PageSource]:
+    """The page list named by ``module:attribute`` (``search_path`` is importable, as for MkDocs hooks)."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"pages must be written module:attribute, got {spec!r}")
+    if search_path is not None and str(search_path) not in sys.path:
+        sys.path.insert(0, str(search_path))
+    module = importlib.import_module(module_name)
+    pages = getattr(module, attribute)
+    return list(pages)
+
+
+def _files(paths: Sequence[Path]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            out += sorted(
+                p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+            )
+        elif path.is_file():
+            out.append(path)
+    return out
+
+
+def cache_key(page: PageSource, spec: str) -> str:
+    digest = hashlib.sha256(CACHE_FORMAT)
+    module = sys.modules.get(spec.partition(":")[0])
+    listing = [Path(module.__file__)] if module is not None and getattr(module, "__file__", None) else []
+    try:
+        numpy_version = importlib.metadata.version("numpy")
+    except importlib.metadata.PackageNotFoundError:
+        numpy_version = "absent"
+    for part in (spec, page.slug, page.trace_id, sys.version, numpy_version):
+        digest.update(part.encode("utf-8") + b"\0")
+    for file in _files([*listing, *page.sources]):
+        digest.update(str(file.resolve()).encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+@dataclass
+class FixtureRun:
+    result: RunResult
+    cached: bool
+
+
+def run_page_fixtures(page: PageSource, spec: str, cache_dir: Path, workdir: Path) -> FixtureRun:
+    """The page's :class:`RunResult`, from ``cache_dir`` or from a fresh interpreter."""
+    cache_file = Path(cache_dir) / f"{page.slug}-{cache_key(page, spec)}.pickle"
+    if cache_file.is_file():
+        try:
+            with cache_file.open("rb") as handle:
+                result = pickle.load(handle)
+            if isinstance(result, RunResult):
+                return FixtureRun(result, True)
+        except Exception:  # an unreadable cache entry is simply recomputed
+            pass
+    result = _run_in_subprocess(page, spec, workdir)
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{cache_file.name}.", dir=cache_file.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache_file)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return FixtureRun(result, False)
+
+
+def _run_in_subprocess(page: PageSource, spec: str, workdir: Path) -> RunResult:
+    with tempfile.TemporaryDirectory(prefix="site-builder-fixtures-") as tmp:
+        out = Path(tmp) / "result.pickle"
+        command = [sys.executable, "-m", "site_builder.render.runner", spec, page.slug, str(out)]
+        done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
+        if done.returncode != 0 or not out.is_file():
+            detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise FixtureRunError(f"page {page.slug}: the fixture process failed: {detail}")
+        with out.open("rb") as handle:
+            answer: dict[str, Any] = pickle.load(handle)
+    if answer["ok"]:
+        return answer["result"]
+    where = f"{answer['file']}:{answer['line']}: " if answer.get("file") else ""
+    raise FixtureRunError(f"{where}{answer['message']} (page {page.slug})")

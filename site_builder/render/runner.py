@@ -1,0 +1,60 @@
+"""``python -m site_builder.render.runner PAGES-SPEC SLUG OUT``: run one page's fixtures, pickle the answer to OUT.
+
+The answer is ``{"ok": True, "result": RunResult}`` or ``{"ok": False, "message": ...,
+"file": ..., "line": ...}`` naming the innermost frame of our own code that failed.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import traceback
+from pathlib import Path
+
+
+def _where(exc: BaseException) -> tuple[str | None, int | None]:
+    """The innermost frame outside the standard library and site-packages."""
+    found: tuple[str | None, int | None] = (None, None)
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if "site-packages" in frame.filename or frame.filename.startswith(sys.prefix + os.sep + "lib"):
+            continue
+        if frame.filename.endswith(os.sep + "runner.py"):
+            continue
+        found = (frame.filename, frame.lineno)
+    return found
+
+
+def _relative(path: str) -> str:
+    try:
+        return os.path.relpath(path, Path(__file__).resolve().parents[2])
+    except ValueError:
+        return path
+
+
+def main(argv: list[str]) -> int:
+    spec, slug, out = argv
+    from .fixtures import load_pages
+
+    try:
+        pages = load_pages(spec, Path.cwd())
+        matches = [p for p in pages if p.slug == slug]
+        if not matches:
+            raise LookupError(f"no page {slug!r} in {spec}")
+        answer: dict[str, object] = {"ok": True, "result": matches[0].run()}
+    except Exception as exc:
+        file, line = _where(exc)
+        answer = {
+            "ok": False,
+            "message": str(exc) or type(exc).__name__,
+            "type": type(exc).__name__,
+            "file": _relative(file) if file else None,
+            "line": line,
+        }
+    with open(out, "wb") as handle:
+        pickle.dump(answer, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,75 @@
+"""The Jinja environment for pages, and where in a template a failure happened."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import TracebackType
+
+import jinja2
+
+
+class TemplateFailure(RuntimeError):
+    """Rendering a template failed; the message starts with ``FILE:LINE:`` when the line is known."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        where = f"{path}:{line}: " if path and line else (f"{path}: " if path else "")
+        super().__init__(where + message)
+
+
+def page_environment(templates_dir: Path) -> jinja2.Environment:
+    """Jinja for Markdown pages: strict about undefined names, HTML-escaping every plain value."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def _display(path: str, base: Path) -> str:
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return path
+
+
+def innermost_template_frame(tb: TracebackType | None, templates_dir: Path) -> tuple[str, int] | None:
+    """(file, line) of the last traceback frame that runs template code (Jinja rewrites those frames)."""
+    root = str(Path(templates_dir).resolve())
+    found = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(root + os.sep) or filename.endswith(".j2"):
+            found = (filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def describe_failure(exc: BaseException, templates_dir: Path, base: Path) -> TemplateFailure:
+    """One message naming the template file, the line and the cause."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        path = exc.filename or (Path(templates_dir) / exc.name if exc.name else None)
+        return TemplateFailure(
+            f"template syntax error: {exc.message}", _display(str(path), base) if path else None, exc.lineno
+        )
+    if isinstance(exc, jinja2.TemplateNotFound):
+        where = innermost_template_frame(exc.__traceback__, templates_dir)
+        message = f"template {exc.name!r} not found in {_display(str(templates_dir), base)}"
+        if where:
+            return TemplateFailure(message, _display(where[0], base), where[1])
+        return TemplateFailure(message)
+    where = innermost_template_frame(exc.__traceback__, templates_dir)
+    if isinstance(exc, jinja2.UndefinedError):
+        cause = f"undefined value: {exc.message}"
+    elif isinstance(exc, KeyError) and exc.args:
+        cause = str(exc.args[0])
+    else:
+        cause = str(exc) or type(exc).__name__
+    if where:
+        return TemplateFailure(cause, _display(where[0], base), where[1])
+    return TemplateFailure(cause)
