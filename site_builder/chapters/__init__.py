@@ -59,10 +59,8 @@ def _evidence(slug: str) -> Callable[[], RunResult]:
     def run() -> RunResult:
         import importlib
 
-        module = importlib.import_module(f"{__name__}.{slug}")
-        result = module.run()
-        context = {"trace": result.trace, "run": result, **getattr(module, "CONTEXT", {})}
-        return RunResult(result.trace_text, None, result.facts, context)
+        result = importlib.import_module(f"{__name__}.{slug}").run()
+        return RunResult(result.trace_text, None, result.facts, {**result.context, "run": result})
 
     run.__name__ = f"_{slug}"
     return run
@@ -79,7 +77,7 @@ def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> Page
         golden_trace=folder / "golden" / "trace.txt",
         golden_report=None,
         run=_evidence(slug),
-        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24" / "fixtures.py", folder),
+        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24" / "fixtures.py", PACKAGE_DIR / "chapters" / "chart.py", folder),
         downloads={f"{trace_id}.trace.txt": "trace"},
     )
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .figures import chart_facts, charts
 from .fixtures import Constants, decide, run_fixtures
 from .trace import CLAIMS, FAMILIES, VERDICTS, VERSION, Trace, parse, render
 
@@ -23,6 +24,11 @@ class PageRun:
     def facts(self) -> dict[str, object]:
         return page_facts(self.trace)
 
+    @property
+    def context(self) -> dict[str, object]:
+        """What the page template reads besides the facts: the typed trace and the drawn charts."""
+        return {"trace": self.trace, "charts": charts(self.trace, self.facts)}
+
 
 def page_facts(t: Trace) -> dict[str, object]:
     """Trace fields under their keys, plus the values the page derives from them."""
@@ -38,6 +44,7 @@ def page_facts(t: Trace) -> dict[str, object]:
         rows = t.stream(g.family)
         # Ratio of the deepest to the shallowest stream norm, in orders of magnitude.
         out[f"DERIVED.claim-5.{g.family}.orders"] = math.log10(rows[-1].norm / rows[0].norm)
+    out.update(chart_facts(t))
     return out
 
 

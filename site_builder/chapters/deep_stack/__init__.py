@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
 from .trace import DEPTHS, EXTENDED_DEPTHS, PUBLISHED_DEPTHS, VERSION, Trace, parse, render
 
@@ -22,6 +23,11 @@ class PageRun:
     @property
     def facts(self) -> dict[str, object]:
         return page_facts(self.trace)
+
+    @property
+    def context(self) -> dict[str, object]:
+        """What the page template reads besides the facts: the typed trace and the drawn charts."""
+        return {"trace": self.trace, "charts": charts(self.trace, self.facts)}
 
 
 def page_facts(t: Trace) -> dict[str, object]:
@@ -40,6 +46,7 @@ def page_facts(t: Trace) -> dict[str, object]:
     first, last = t.depths[0], t.depths[-1]
     # Geometric-mean factor by which each extra plain layer shrinks the input-gradient norm.
     out["DERIVED.plain-factor-per-layer"] = (last.plain_norm / first.plain_norm) ** (1.0 / (last.depth - first.depth))
+    out.update(chart_facts(t))
     return out
 
 

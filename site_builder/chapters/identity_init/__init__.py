@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
 from .trace import DEPTHS, VERSION, Trace, parse, render
 
@@ -23,6 +24,11 @@ class PageRun:
     def facts(self) -> dict[str, object]:
         return page_facts(self.trace)
 
+    @property
+    def context(self) -> dict[str, object]:
+        """What the page template reads besides the facts: the typed trace and the drawn charts."""
+        return {"trace": self.trace, "charts": charts(self.trace, self.facts)}
+
 
 def page_facts(t: Trace) -> dict[str, object]:
     """Trace fields under their keys, plus the values the page derives from them."""
@@ -35,6 +41,7 @@ def page_facts(t: Trace) -> dict[str, object]:
         1.0 / (rows[-1].depth - rows[0].depth)
     )
     out["DERIVED.he-deviation-orders"] = math.log10(rows[-1].he_deviation / rows[0].he_deviation)
+    out.update(chart_facts(t))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
 from .trace import BLOCKS, VERSION, WIDTH, Trace, parse, render
 
@@ -20,7 +21,6 @@ CITATION = {
     "arxiv": "1605.06431",
     "url": "https://arxiv.org/abs/1605.06431",
 }
-CONTEXT = {"citation": CITATION}  # extra template context
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class PageRun:
     def facts(self) -> dict[str, object]:
         return page_facts(self.trace)
 
+    @property
+    def context(self) -> dict[str, object]:
+        """What the page template reads besides the facts: the typed trace and the drawn charts."""
+        return {"trace": self.trace, "citation": CITATION, "charts": charts(self.trace, self.facts)}
+
 
 def page_facts(t: Trace) -> dict[str, object]:
     """Trace fields under their keys, plus the values the page derives from them."""
@@ -42,6 +47,7 @@ def page_facts(t: Trace) -> dict[str, object]:
     out["DERIVED.most-common-length"] = longest.length
     biggest = max(t.lengths, key=lambda k: k.sum_norm)
     out["DERIVED.largest-contribution-length"] = biggest.length
+    out.update(chart_facts(t))
     return out
 
 
@@ -51,6 +57,6 @@ def run(constants: Constants = Constants()) -> PageRun:
 
 
 __all__ = [
-    "BLOCKS", "CITATION", "CONTEXT", "Constants", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERSION", "WIDTH",
+    "BLOCKS", "CITATION", "Constants", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERSION", "WIDTH",
     "page_facts", "parse", "render", "run",
 ]
