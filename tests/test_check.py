@@ -61,7 +61,7 @@ def test_values_that_match_pass_and_are_counted(prepared):
     report = check_page(prepared, PAGE, material(body))
     assert report.problems == []
     assert report.values == 2
-    assert report.shown == {"FORWARD.input", "FORWARD.output[1]"}
+    assert {s.key for s in report.shown} == {"FORWARD.input", "FORWARD.output[1]"}
 
 
 def test_a_wrong_value_names_the_key_and_both_texts(prepared):

@@ -40,6 +40,7 @@ class PageSource:
     # Downloads published beside the page: file name -> which text (``trace`` or ``report``).
     downloads: Mapping[str, str] = field(default_factory=dict)
     # Fact keys the page shows; the checker fails when one is missing (as itself or as an element KEY[i]).
+    # An entry may name where the value is drawn: "svg#ID g.node.ROLE KEY", "table#ID KEY" (tags, #id, .class).
     shows: tuple[str, ...] = ()
 
 
@@ -104,6 +105,31 @@ PAGES: list[PageSource] = [
             *(f"STACK[{depth}].{column}" for depth in range(5) for column in ("plain", "residual")),
             "STACK-GRADIENT.plain", "STACK-GRADIENT.residual", "STACK-GRADIENT.parameters",
             "GRADCHECK.input-checks", "GRADCHECK.weight-checks", "GRADCHECK.tolerance", "GRADCHECK.passed",
+            # The figure: every node of both route diagrams shows its vector, the stack table every row,
+            # the evidence panels their values.
+            *(
+                f"svg#routes-{direction} g.node.{role} {key}"
+                for direction, roles in (
+                    ("forward", (("input", "FORWARD.input"), ("identity", "FORWARD.input"),
+                                 ("learned", "FORWARD.branch"), ("output", "FORWARD.output"))),
+                    ("backward", (("input", "BACKWARD.upstream"), ("identity", "BACKWARD.identity"),
+                                  ("learned", "BACKWARD.branch"), ("output", "BACKWARD.input"))),
+                )
+                for role, key in roles
+            ),
+            *(f"table#stack-table STACK[{depth}].{column}" for depth in range(5) for column in ("plain", "residual")),
+            "table#stack-table STACK-GRADIENT.plain", "table#stack-table STACK-GRADIENT.residual",
+            *(
+                f"figure#routes-figure {key}"
+                for key in (
+                    "PARAMETER.name", "PARAMETER.gradient", "ZERO-BRANCH.output", "ZERO-BRANCH.input-gradient",
+                    "ZERO-BRANCH.weight-gradient", "ZERO-BRANCH.weight-gradient-nonzero", "SHAPE-ERROR.identity",
+                    "SHAPE-ERROR.branch", "SHAPE-ERROR.broadcastable", "SHAPE-ERROR.rejected",
+                    "GRADCHECK.input-checks", "GRADCHECK.weight-checks", "GRADCHECK.tolerance", "GRADCHECK.passed",
+                    "PROOF.identity", "PROOF.gradient", "PROOF.parameters", "PROOF.broadcast",
+                    "STACK-GRADIENT.parameters",
+                )
+            ),
         ),
     ),
     _evidence_page("deep_stack", "The gradient highway in a deep stack", "evidence/deep-stack.md", "deep-stack-v1"),

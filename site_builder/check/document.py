@@ -25,6 +25,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from ..facts import FORMATS, UnknownFact, UnknownFormat, format_fact
+from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
 from .numbers import ALLOWED, Allowed, scan
 from .problems import Problem, quote
@@ -74,7 +75,7 @@ def _names(values: Mapping[str, Any]) -> frozenset[str]:
 class PageReport:
     problems: list[Problem] = field(default_factory=list)
     values: int = 0
-    shown: set[str] = field(default_factory=set)  # every data-trace key present
+    shown: list[Shown] = field(default_factory=list)  # every data-trace element, with where it sits
 
 
 def parse_html(text: str | bytes) -> etree._Element:
@@ -183,6 +184,11 @@ def _graph_item_name(group: etree._Element) -> str:
     return label or group.get("id") or "?"
 
 
+def _chain(el: etree._Element) -> tuple[Node, ...]:
+    nodes = [el, *el.iterancestors()]
+    return tuple(Node(local(n.tag), n.get("id"), frozenset((n.get("class") or "").split())) for n in reversed(nodes))
+
+
 def _text(el: etree._Element) -> str:
     return _WS.sub(" ", "".join(el.itertext())).strip()
 
@@ -206,7 +212,7 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
         label = f"{local(el.tag)}[data-trace={key}]" if key is not None else f"{local(el.tag)}[data-format={fmt}]"
         where = doc.describe(el, label)
         if key is not None:
-            report.shown.add(key)
+            report.shown.append(Shown(key, _chain(el)))
         if key is None or not key.strip():
             report.problems.append(doc.problem(el, where, "a data-trace key beside data-format", "none"))
             continue

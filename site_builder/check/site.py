@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Mapping
 
 from .document import Facts, PageReport, check_document, parse_html, parse_svg
+from .coverage import EntryError, Shown, is_shown, parse_entry
 from .excerpts import Sources
 from .fresh import REPO_ROOT, Fresh, FreshPage, check_goldens, collect, golden_path, html_path, shown_path
 from .problems import Problem, Result
@@ -64,12 +65,12 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result = Result()
     result.problems += check_goldens(prepared.fresh, prepared.goldens)
 
-    shown: dict[str, set[str]] = {}
+    shown: dict[str, list[Shown]] = {}
     for file in sorted(site_dir.rglob("*.html")):
         page = file.relative_to(site_dir).as_posix()
         report = check_document(parse_html(_read(file)), page, prepared.facts_for(page), prepared.sources)
         _add(result, report)
-        shown.setdefault(page, set()).update(report.shown)
+        shown.setdefault(page, []).extend(report.shown)
     for file in sorted(site_dir.rglob("*.svg")):
         page = file.relative_to(site_dir).as_posix()
         report = check_document(parse_svg(_read(file)), page, prepared.facts_for(page), prepared.sources)
@@ -78,7 +79,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
         folder = str(PurePosixPath(page).parent)
         for path in owner:
             if str(PurePosixPath(path).parent) == folder:
-                shown.setdefault(path, set()).update(report.shown)
+                shown.setdefault(path, []).extend(report.shown)
 
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
@@ -100,19 +101,26 @@ def _read(file: Path) -> bytes:
         raise SiteError(f"cannot read {file}: {exc.strerror or exc}") from exc
 
 
-def check_coverage(p: FreshPage, shown: set[str] | None) -> list[Problem]:
-    """Each key the page declares in ``shows`` appears on it, as itself or as an element ``KEY[i]``."""
+def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
+    """Each entry of the page's ``shows`` is on the page (see :mod:`site_builder.check.coverage`)."""
     if shown is None or p.facts is None:
-        return []  # a missing page or failed run is reported elsewhere
+        return []  # a missing page or a failed run is reported elsewhere
     problems: list[Problem] = []
-    base = {k.rsplit("[", 1)[0] for k in shown if k.endswith("]")}
-    for i, key in enumerate(p.source.shows):
+    for i, entry in enumerate(p.source.shows):
+        order = 10**9 + i  # after the page's own problems, in declaration order
+        try:
+            selectors, key = parse_entry(entry)
+            covered = is_shown(entry, shown)
+        except EntryError as exc:
+            problems.append(Problem(p.html_path, order, f"shows {entry!r}", str(exc).split(", found ")[0], "another"))
+            continue
+        scope = entry[: -len(key)].strip()
+        where = f"{scope} [data-trace={key}]" if scope else f"[data-trace={key}]"
         if key not in p.facts:
-            problems.append(Problem(p.html_path, 10**9 + i, f"shows {key}", "a key of the page's facts", "unknown key"))
-        elif key not in shown and key not in base:
-            problems.append(
-                Problem(p.html_path, 10**9 + i, f"[data-trace={key}]", "the value shown on the page", "not shown")
-            )
+            problems.append(Problem(p.html_path, order, where, "a key of the page's facts", "unknown key"))
+        elif not covered:
+            there = f"in {scope}" if scope else "on the page"
+            problems.append(Problem(p.html_path, order, where, f"the value shown {there}", "not shown"))
     return problems
 
 

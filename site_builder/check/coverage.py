@@ -1,0 +1,95 @@
+"""Coverage: every value a page declares in ``PageSource.shows`` is on the page, where it says.
+
+An entry is a fact key, optionally preceded by a simple selector path that
+names where the value must be drawn::
+
+    FORWARD.output                                  anywhere on the page
+    svg#routes-forward g.node.output FORWARD.output  in the output node of that diagram
+    table#stack-table STACK[4].plain                 in that table
+
+A key is shown when an element carries it in ``data-trace``, either as itself
+or as one of its elements (``FORWARD.output[1]``). Selectors are tag names,
+``#id`` and ``.class`` parts, joined by spaces (descendant).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+_SIMPLE_RE = re.compile(r"^(?P<tag>[a-z][a-z0-9-]*)?(?P<id>#[A-Za-z0-9_-]+)?(?P<classes>(?:\.[A-Za-z0-9_-]+)*)$")
+
+
+@dataclass(frozen=True)
+class Node:
+    """What a selector can see of one element."""
+
+    tag: str
+    id: str | None
+    classes: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One ``data-trace`` element: its key and the elements from the document root down to it."""
+
+    key: str
+    chain: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Simple:
+    tag: str | None
+    id: str | None
+    classes: frozenset[str]
+
+    def matches(self, node: Node) -> bool:
+        return (
+            (self.tag is None or self.tag == node.tag)
+            and (self.id is None or self.id == node.id)
+            and self.classes <= node.classes
+        )
+
+
+class EntryError(ValueError):
+    pass
+
+
+def parse_entry(entry: str) -> tuple[tuple[Simple, ...], str]:
+    """``"svg#a g.node KEY"`` -> (selectors, key)."""
+    *selectors, key = entry.split()
+    out: list[Simple] = []
+    for text in selectors:
+        m = _SIMPLE_RE.match(text)
+        if not m or not text:
+            raise EntryError(f"a selector made of a tag, #id and .class parts, found {text!r}")
+        out.append(
+            Simple(
+                m["tag"],
+                m["id"][1:] if m["id"] else None,
+                frozenset(c for c in (m["classes"] or "").split(".") if c),
+            )
+        )
+    return tuple(out), key
+
+
+def base_key(key: str) -> str:
+    """``FORWARD.output[1]`` -> ``FORWARD.output``; other keys unchanged."""
+    return key.rsplit("[", 1)[0] if key.endswith("]") and "[" in key else key
+
+
+def _inside(selectors: tuple[Simple, ...], chain: tuple[Node, ...]) -> bool:
+    position = len(chain) - 1
+    for selector in reversed(selectors):
+        while position >= 0 and not selector.matches(chain[position]):
+            position -= 1
+        if position < 0:
+            return False
+        position -= 1
+    return True
+
+
+def is_shown(entry: str, shown: Iterable[Shown]) -> bool:
+    selectors, key = parse_entry(entry)
+    return any((s.key == key or base_key(s.key) == key) and _inside(selectors, s.chain) for s in shown)
