@@ -4,7 +4,8 @@ The visual grammar lives here, in one place: identity routes are solid,
 learned routes dashed, a merge has a double border. Templates ask for a role
 (``node("merge")``, ``edge("learned")``) instead of writing attributes.
 
-A template writes every number through ``value(NODE, KEY, FMT)``. That call
+A template writes every number through ``value(NODE, KEY, FMT)`` (or
+``html_value`` inside an HTML-like label). That call
 remembers which node shows which fact; after layout the matching SVG
 ``<text>`` gets ``data-trace`` and ``data-format`` so the checker can verify
 diagrams as it verifies prose. Graphviz's colours are replaced by CSS classes,
@@ -91,19 +92,34 @@ def dot_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
     )
 
 
+def html_label_escape(text: str) -> str:
+    """``text`` inside a Graphviz HTML-like label (``label=<…>``), shown literally."""
+    return escape(str(text), quote=True)
+
+
 @dataclass
 class _Values:
-    """(node name, shown text) -> (key, format), filled while the DOT template renders."""
+    """(node name, shown text) -> (key, format), filled while the DOT template renders.
+
+    ``value(NODE, KEY, FMT)`` is escaped for a quoted label (``label="…"``),
+    ``html_value(NODE, KEY, FMT)`` for an HTML-like label (``label=<…>``).
+    """
 
     book: FactBook
     table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
-    def __call__(self, node: str, key: str, fmt: str) -> DotText:
+    def _register(self, node: str, key: str, fmt: str) -> str:
         text = self.book.text(key, fmt)
         previous = self.table.setdefault((node, text), (key, fmt))
         if previous != (key, fmt):
             raise DiagramError(f"node {node!r} shows {text!r} for both {previous[0]} and {key}; give them separate nodes")
-        return DotText(dot_escape(text))
+        return text
+
+    def __call__(self, node: str, key: str, fmt: str) -> DotText:
+        return DotText(dot_escape(self._register(node, key, fmt)))
+
+    def html(self, node: str, key: str, fmt: str) -> DotText:
+        return DotText(html_label_escape(self._register(node, key, fmt)))
 
 
 def _role(table: dict[str, str], kind: str) -> Callable[[str], DotText]:
@@ -144,6 +160,22 @@ def _add_class(el: ET.Element, cls: str) -> None:
     el.set("class", (el.get("class", "") + " " + cls).strip())
 
 
+_SUBSCRIPT = re.compile(r"_(\w)")
+
+
+def _subscripts(text_el: ET.Element) -> None:
+    """``J_F`` in a label line becomes J with a subscript F (a ``<tspan>``), centred as one line."""
+    text = text_el.text or ""
+    parts = _SUBSCRIPT.split(text)
+    if len(parts) == 1:
+        return
+    text_el.text = parts[0]
+    for sub, after in zip(parts[1::2], parts[2::2]):
+        span = ET.SubElement(text_el, "tspan", {"class": "dg-sub", "baseline-shift": "sub", "font-size": "75%"})
+        span.text = sub
+        span.tail = after
+
+
 def _px(length: str) -> str:
     match = re.fullmatch(r"([0-9.]+)pt", length)
     return f"{float(match[1]) * 4 / 3:.0f}" if match else length
@@ -179,6 +211,7 @@ class DiagramRenderer:
             node=_role(NODE_ROLES, "node"),
             edge=_role(EDGE_ROLES, "edge"),
             value=values,
+            html_value=values.html,
         )
         return text, values
 
@@ -264,6 +297,7 @@ def postprocess(
                         _add_class(el, "dg-value")
                     else:
                         _add_class(el, "dg-label")
+                        _subscripts(el)
     if unmatched:
         (node, text), (key, _fmt) = next(iter(unmatched.items()))
         raise DiagramError(f"value {key} ({text!r}) of node {node!r} is missing from the drawn SVG")

@@ -73,7 +73,7 @@ class MathRenderer:
                 " & ".join(f"\\tv{{{key}[{r * shape[1] + c}]}}{{short}}" for c in range(shape[1]))
                 for r in range(shape[0])
             ]
-            return "\\begin{bmatrix} " + " \\\\ ".join(rows) + " \\end{bmatrix}"
+            return "\\left[ \\begin{matrix} " + " \\\\ ".join(rows) + " \\end{matrix} \\right]"
 
         return _TVEC.sub(vec, _TMAT.sub(mat, latex))
 
