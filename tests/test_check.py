@@ -48,8 +48,13 @@ def ch24_text(key: str, fmt: str) -> str:
     return format_fact(ch24.run().facts, key, fmt)
 
 
+def report_of(prepared: check.Setup, html: str, page: str = PAGE) -> check.PageReport:
+    """The page's own checks (values, excerpts, numbers), without the coverage of a whole chapter page."""
+    return check.check_document(check.parse_html(html), page, prepared.facts_for(page), prepared.sources)
+
+
 def lines(prepared: check.Setup, body: str, page: str = PAGE, **kw: str) -> list[str]:
-    report = check_page(prepared, page, material(body, **kw))
+    report = report_of(prepared, material(body, **kw), page)
     return [p.line() for p in report.problems]
 
 
@@ -58,7 +63,7 @@ def lines(prepared: check.Setup, body: str, page: str = PAGE, **kw: str) -> list
 
 def test_values_that_match_pass_and_are_counted(prepared):
     body = f"<p>x is {tv('FORWARD.input', 'vector')}, y₂ is {tv('FORWARD.output[1]', 'short')}.</p>"
-    report = check_page(prepared, PAGE, material(body))
+    report = report_of(prepared, material(body))
     assert report.problems == []
     assert report.values == 2
     assert {s.key for s in report.shown} == {"FORWARD.input", "FORWARD.output[1]"}
@@ -169,7 +174,7 @@ def test_scan_finds_signed_decimal_and_exponent_forms():
 
 
 def test_scripts_styles_and_theme_chrome_are_not_read(prepared):
-    report = check_page(prepared, PAGE, material("<p>words</p>"))
+    report = report_of(prepared, material("<p>words</p>"))
     assert report.problems == []  # the skeleton's <script> and <style> both hold 12
 
 
@@ -190,7 +195,7 @@ def test_an_excerpt_of_the_current_region_passes_and_its_numbers_are_not_prose(p
 
 def test_an_edited_excerpt_is_named_with_the_line_that_differs(prepared):
     region = Sources(REPO).region("site_builder/nn.py#residual_add")
-    report = check_page(prepared, PAGE, material(excerpt(region.replace("[2,2] + [2]", "[3,2] + [2]"))))
+    report = report_of(prepared, material(excerpt(region.replace("[2,2] + [2]", "[3,2] + [2]"))))
     assert len(report.problems) == 1
     problem = report.problems[0]
     assert problem.element == "div[data-source=site_builder/nn.py#residual_add] (section #top)"
@@ -301,3 +306,48 @@ def test_problems_print_in_a_stable_order_with_the_summary_last():
         "b.html: p: expected x, found y",
         "check: 2 pages, 5 values verified, 4 problems",
     ]
+
+
+# -- the real build and the command line ----------------------------------------------------------
+
+
+def test_the_untouched_build_agrees_with_a_fresh_run(prepared, built_site):
+    result = check.check_site(built_site, prepared)
+    assert result.problems == [], result.render()
+    assert result.pages >= 3 and result.values >= 100
+    assert result.render().splitlines()[-1] == result.summary()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "site_builder.cli", "check", *args], cwd=REPO, capture_output=True, text=True
+    )
+
+
+def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_there_is_no_site(built_site, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(built_site, copy)
+    agrees = run_cli(str(copy))
+    assert agrees.returncode == 0, agrees.stdout + agrees.stderr
+    assert agrees.stdout.splitlines()[-1].endswith(", 0 problems") and agrees.stderr == ""
+
+    page = copy / PAGE
+    page.write_text(page.read_text(encoding="utf-8").replace("</article>", "<p>About 42 of them.</p></article>"), encoding="utf-8")
+    disagrees = run_cli(str(copy))
+    assert disagrees.returncode == 1
+    out = disagrees.stdout.splitlines()
+    assert out[-1].endswith(", 1 problems") and out[0].startswith(f"{PAGE}: p ") and "found '42'" in out[0]
+
+    missing = run_cli(str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.strip() == f"site-builder check: error: no site folder at {tmp_path / 'nowhere'} (build it first: mkdocs build)"
+
+    not_a_folder = run_cli(str(page))
+    assert not_a_folder.returncode == 2 and len(not_a_folder.stderr.strip().splitlines()) == 1
+
+
+def test_the_command_reads_site_by_default_through_cli_main(built_site, tmp_path, monkeypatch, capsys):
+    shutil.copytree(built_site, tmp_path / "site")
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["check"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("check: ")

@@ -18,13 +18,12 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Iterable, Iterator, Mapping
 
 from lxml import etree
-from lxml import html as lxml_html
 
-from ..facts import FORMATS, UnknownFact, UnknownFormat, format_fact
+from ..facts import FORMATS, UnknownFact, format_fact
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
 from .numbers import ALLOWED, Allowed, scan
@@ -46,6 +45,11 @@ def local(tag: Any) -> str:
     """Tag name without namespace; '' for comments and processing instructions."""
     if not isinstance(tag, str):
         return ""
+    return _local(tag)
+
+
+@lru_cache(maxsize=512)
+def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1].lower()
 
 
@@ -78,8 +82,17 @@ class PageReport:
     shown: list[Shown] = field(default_factory=list)  # every data-trace element, with where it sits
 
 
+_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False)
+
+
 def parse_html(text: str | bytes) -> etree._Element:
-    return lxml_html.document_fromstring(text)
+    """An HTML page (UTF-8, as MkDocs writes it) as a tree; inline SVG and MathML keep their tag names, lower-cased."""
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    root = etree.fromstring(text, _HTML_PARSER)
+    if root is None:
+        raise ValueError("an HTML page, found an empty file")
+    return root
 
 
 def parse_svg(data: bytes) -> etree._Element:
@@ -209,41 +222,35 @@ def _trace_elements(root: etree._Element) -> Iterator[etree._Element]:
 def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
     for el in _trace_elements(doc.root):
         key, fmt = el.get("data-trace"), el.get("data-format")
-        label = f"{local(el.tag)}[data-trace={key}]" if key is not None else f"{local(el.tag)}[data-format={fmt}]"
-        where = doc.describe(el, label)
+
+        def fail(expected: str, found: str) -> None:
+            label = f"[data-trace={key}]" if key is not None else f"[data-format={fmt}]"
+            report.problems.append(doc.problem(el, doc.describe(el, local(el.tag) + label), expected, found))
+
         if key is not None:
             report.shown.append(Shown(key, _chain(el)))
         if key is None or not key.strip():
-            report.problems.append(doc.problem(el, where, "a data-trace key beside data-format", "none"))
+            fail("a data-trace key beside data-format", "none")
             continue
         if fmt is None or not fmt.strip():
-            report.problems.append(doc.problem(el, where, "a data-format beside data-trace", "none"))
+            fail("a data-format beside data-trace", "none")
             continue
         if facts.values is None:
             continue  # the page's fixtures failed; that is reported once, not per value
         report.values += 1
         if key in facts.ambiguous:
-            pages = ", ".join(facts.ambiguous[key])
-            report.problems.append(
-                doc.problem(el, where, "a key with one value across the site", f"different values on {pages}")
-            )
+            fail("a key with one value across the site", f"different values on {', '.join(facts.ambiguous[key])}")
             continue
         if fmt not in FORMATS:
-            report.problems.append(
-                doc.problem(el, where, f"a known format ({', '.join(sorted(FORMATS))})", f"data-format={fmt!r}")
-            )
+            fail(f"a known format ({', '.join(sorted(FORMATS))})", f"data-format={fmt!r}")
             continue
         try:
             expected = format_fact(facts.values, key, fmt)
         except UnknownFact:
-            report.problems.append(doc.problem(el, where, "a key of the page's trace facts", f"unknown key {key!r}"))
-            continue
-        except UnknownFormat:  # pragma: no cover - FORMATS checked above
+            fail("a key of the page's trace facts", f"unknown key {key!r}")
             continue
         except (TypeError, ValueError) as exc:
-            report.problems.append(
-                doc.problem(el, where, f"a value that format {fmt!r} can show", f"{type(exc).__name__}: {exc}")
-            )
+            fail(f"a value that format {fmt!r} can show", f"{type(exc).__name__}: {exc}")
             continue
         found = "".join(el.itertext())
         if _in_math(el):
@@ -251,7 +258,7 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
         else:
             same = _WS.sub(" ", found).strip() == _WS.sub(" ", expected).strip()
         if not same:
-            report.problems.append(doc.problem(el, where, quote(expected), quote(_WS.sub(" ", found).strip())))
+            fail(quote(expected), quote(_WS.sub(" ", found).strip()))
 
 
 # -- data-source ------------------------------------------------------------------------

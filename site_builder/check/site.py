@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Mapping
 
-from .document import Facts, PageReport, check_document, parse_html, parse_svg
+from lxml import etree
+
 from .coverage import EntryError, Shown, is_shown, parse_entry
+from .document import Facts, PageReport, check_document, parse_html, parse_svg
 from .excerpts import Sources
 from .fresh import REPO_ROOT, Fresh, FreshPage, check_goldens, collect, golden_path, html_path, shown_path
 from .problems import Problem, Result
@@ -49,9 +51,22 @@ def setup(
     return Setup(fresh or collect(), Sources(repo_root), docs_dir or repo_root / "docs", goldens)
 
 
+def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
+    """One parsed HTML page (only read, never changed), with the coverage of its ``shows`` when it is generated.
+
+    Coverage here counts the page's own HTML only; :func:`check_site` also counts
+    standalone drawings in the page's folder.
+    """
+    report = check_document(root, page, setup.facts_for(page), setup.sources)
+    fresh_page = setup.fresh.by_html_path.get(page)
+    if fresh_page is not None:
+        report.problems += check_coverage(fresh_page, report.shown)
+    return report
+
+
 def check_page(setup: Setup, page: str, text: str | bytes) -> PageReport:
     """One HTML page from its text, e.g. a tampered copy, without re-running any fixture."""
-    return check_document(parse_html(text), page, setup.facts_for(page), setup.sources)
+    return check_tree(setup, page, parse_html(text))
 
 
 def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:

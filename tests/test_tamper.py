@@ -1,0 +1,379 @@
+"""Tampering: every way a published number can drift from the trace is caught and named.
+
+Pages are checked in-process on a parsed copy (one fresh run of the fixtures
+for the whole module); file-level tampering happens on a copy of the built
+site. The shared build and the repository's goldens are never touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from lxml import etree
+
+from site_builder import check
+from site_builder.chapters import PAGES, page
+from site_builder.check import check_site, check_tree, html_path, parse_html
+from site_builder.check.document import local
+from site_builder.check.numbers import NUMBER_RE
+
+CHAPTER = html_path(page("ch24").page_path)
+GENERATED = [html_path(p.page_path) for p in PAGES]
+SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+
+
+@pytest.fixture(scope="module")
+def prepared() -> check.Setup:
+    return check.setup()
+
+
+@pytest.fixture
+def site_copy(built_site: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "site"
+    shutil.copytree(built_site, target)
+    return target
+
+
+def tree(built_site: Path, page_path: str = CHAPTER) -> etree._Element:
+    return parse_html((built_site / page_path).read_bytes())
+
+
+def problems(prepared: check.Setup, root: etree._Element, page_path: str = CHAPTER) -> list[str]:
+    return [p.line() for p in check_tree(prepared, page_path, root).problems]
+
+
+def bump(digit: str) -> str:
+    """The next digit (9 -> 0), ASCII or superscript."""
+    if digit in SUPERSCRIPTS:
+        return SUPERSCRIPTS[(SUPERSCRIPTS.index(digit) + 1) % 10]
+    return str((int(digit) + 1) % 10)
+
+
+def text_slots(el: etree._Element) -> Iterator[tuple[etree._Element, str]]:
+    """Every text node inside ``el`` as (element, "text" | "tail"), excluding ``el``'s own tail."""
+    for node in el.iter():
+        if not isinstance(node.tag, str):
+            if node is not el and node.tail:
+                yield node, "tail"
+            continue
+        if node.text:
+            yield node, "text"
+        if node is not el and node.tail:
+            yield node, "tail"
+
+
+def innermost_key(node: etree._Element, slot: str) -> str:
+    """The data-trace key that owns a text node: the node's own for its text, its parent's chain for its tail."""
+    start = node if slot == "text" else node.getparent()
+    for el in (start, *start.iterancestors()):
+        if el.get("data-trace") is not None:
+            return el.get("data-trace")
+    raise AssertionError("text outside any data-trace element")
+
+
+def tamper_each_number(root: etree._Element, elements: list[etree._Element]) -> Iterator[tuple[str, str, str]]:
+    """Change the last digit of each number inside ``elements``, one at a time (restored after each yield).
+
+    Yields (where, owning key, tampered text) while the tree holds the change.
+    """
+    seen: set[tuple[int, str]] = set()
+    for el in elements:
+        for node, slot in text_slots(el):
+            if (id(node), slot) in seen:
+                continue  # nested data-trace elements share text nodes
+            seen.add((id(node), slot))
+            original = getattr(node, slot)
+            for m in NUMBER_RE.finditer(original):
+                end = m.end()
+                changed = original[: end - 1] + bump(original[end - 1]) + original[end:]
+                setattr(node, slot, changed)
+                try:
+                    yield f"{m.group()!r} in {original!r}", innermost_key(node, slot), changed
+                finally:
+                    setattr(node, slot, original)
+
+
+# -- the untouched build ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page_path", GENERATED)
+def test_each_untouched_generated_page_passes(prepared, built_site, page_path):
+    assert problems(prepared, tree(built_site, page_path), page_path) == []
+
+
+def test_the_untouched_site_passes(prepared, built_site):
+    result = check_site(built_site, prepared)
+    assert result.problems == [], result.render()
+
+
+# -- every value, one digit at a time -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page_path", GENERATED)
+def test_every_number_of_every_value_changed_by_one_digit_is_caught(prepared, built_site, page_path):
+    root = tree(built_site, page_path)
+    values = [el for el in root.iter() if isinstance(el.tag, str) and el.get("data-trace") is not None]
+    outermost = [el for el in values if not any(a.get("data-trace") is not None for a in el.iterancestors())]
+    cases = missed = 0
+    report: list[str] = []
+    for where, key, _ in tamper_each_number(root, outermost):
+        cases += 1
+        found = problems(prepared, root, page_path)
+        if not any(f"[data-trace={key}]" in line and "expected" in line for line in found):
+            missed += 1
+            report.append(f"{where} (key {key}): {found[:2]}")
+    assert cases >= len(values) // 2 > 0
+    assert missed == 0, "\n".join(report)
+
+
+def test_the_chapter_has_many_values_to_tamper(built_site):
+    root = tree(built_site)
+    numbers = sum(
+        len(NUMBER_RE.findall("".join(el.itertext())))
+        for el in root.iter()
+        if isinstance(el.tag, str) and el.get("data-trace") is not None
+        and not any(a.get("data-trace") is not None for a in el.iterancestors())
+    )
+    assert numbers >= 150
+
+
+# -- drawings --------------------------------------------------------------------------------------
+
+
+def diagrams(root: etree._Element) -> list[etree._Element]:
+    return [svg for svg in root.iter("svg") if svg.get("id") and svg.iter("text") is not None and any(True for _ in svg.iter("text"))]
+
+
+@pytest.mark.parametrize("page_path", GENERATED)
+def test_every_diagram_label_tampered_is_caught(prepared, built_site, page_path):
+    """A label with a number gets a digit changed; a label without one gets a number added."""
+    root = tree(built_site, page_path)
+    cases, report = 0, []
+    for svg in diagrams(root):
+        for label in svg.iter("text"):
+            original = label.text or ""
+            m = None
+            for m in NUMBER_RE.finditer(original):
+                pass
+            changed = original[: m.end() - 1] + bump(original[m.end() - 1]) + original[m.end() :] if m else original + " 7"
+            label.text = changed
+            try:
+                found = problems(prepared, root, page_path)
+            finally:
+                label.text = original
+            cases += 1
+            if not any(line.startswith(f"{page_path}: svg#{svg.get('id')}") for line in found):
+                report.append(f"svg#{svg.get('id')} {original!r} -> {changed!r}: {found[:2]}")
+    if page_path == CHAPTER:
+        assert cases >= 20
+    assert report == []
+
+
+@pytest.mark.parametrize(
+    ("diagram", "role", "key"),
+    [
+        ("routes-forward", "input", "FORWARD.input"),
+        ("routes-forward", "identity", "FORWARD.input"),
+        ("routes-forward", "learned", "FORWARD.branch"),
+        ("routes-forward", "output", "FORWARD.output"),
+        ("routes-backward", "input", "BACKWARD.upstream"),
+        ("routes-backward", "identity", "BACKWARD.identity"),
+        ("routes-backward", "learned", "BACKWARD.branch"),
+        ("routes-backward", "output", "BACKWARD.input"),
+    ],
+)
+def test_a_removed_diagram_node_is_caught(prepared, built_site, diagram, role, key):
+    root = tree(built_site)
+    (node,) = root.xpath(f"//svg[@id='{diagram}']//g[contains(concat(' ', @class, ' '), ' node ') and contains(concat(' ', @class, ' '), ' {role} ')]")
+    node.getparent().remove(node)
+    assert problems(prepared, root) == [
+        f"{CHAPTER}: svg#{diagram} g.node.{role} [data-trace={key}]: "
+        f"expected the value shown in svg#{diagram} g.node.{role}, found not shown"
+    ]
+
+
+def test_a_diagram_value_names_its_diagram_and_node(prepared, built_site):
+    root = tree(built_site)
+    (text,) = root.xpath("//svg[@id='routes-forward']//g[contains(@class, 'output')]/text[@data-trace]")
+    text.text = text.text.replace("3.25", "3.5")
+    assert problems(prepared, root) == [
+        f"{CHAPTER}: svg#routes-forward node 'residual output y = x + F(x)' text[data-trace=FORWARD.output]: "
+        'expected "[1, −3.25]", found "[1, −3.5]"'
+    ]
+
+
+# -- table, math, answers --------------------------------------------------------------------------
+
+
+def test_a_table_cell_is_caught_and_located(prepared, built_site):
+    root = tree(built_site)
+    (cell,) = root.xpath("//table[@id='stack-table']//span[@data-trace='STACK[2].residual']")
+    cell.text = cell.text.replace("1.125", "1.126")
+    found = problems(prepared, root)
+    assert len(found) == 1
+    assert found[0].startswith(f"{CHAPTER}: span[data-trace=STACK[2].residual] in table#stack-table row 4, column 3")
+    assert found[0].endswith('expected "[1.125, −0.5625]", found "[1.126, −0.5625]"')
+
+
+def test_a_table_cell_typed_by_hand_is_caught_twice(prepared, built_site):
+    """Provenance removed: the number is orphaned and the row is no longer shown."""
+    root = tree(built_site)
+    (value,) = root.xpath("//table[@id='stack-table']//span[@data-trace='STACK[3].plain']")
+    cell = value.getparent()
+    cell.text, cell[:] = value.text, []
+    found = problems(prepared, root)
+    assert any("td in table#stack-table row 5, column 2" in line and "found '−0.03125'" in line for line in found), found
+    assert f"{CHAPTER}: table#stack-table [data-trace=STACK[3].plain]: expected the value shown in table#stack-table, found not shown" in found
+
+
+def test_a_mathml_number_is_caught(prepared, built_site):
+    root = tree(built_site)
+    mn = next(m for m in root.iter("mn") if any(a.get("data-trace") for a in m.iterancestors()))
+    key = next(a.get("data-trace") for a in mn.iterancestors() if a.get("data-trace"))
+    mn.text = mn.text[:-1] + bump(mn.text[-1])
+    found = problems(prepared, root)
+    assert len(found) == 1 and found[0].startswith(f"{CHAPTER}: mrow[data-trace={key}] in math"), found
+
+
+def test_a_mathml_number_without_provenance_is_caught(prepared, built_site):
+    root = tree(built_site)
+    math = next(root.iter("math"))
+    extra = etree.SubElement(math[0] if len(math) else math, "mn")
+    extra.text = "2"
+    found = problems(prepared, root)
+    assert len(found) == 1 and ": mn in math" in found[0] and "found '2'" in found[0], found
+
+
+def test_an_answer_in_the_collapsed_checks_is_caught(prepared, built_site):
+    root = tree(built_site)
+    (details,) = [d for d in root.iter("details") if d.xpath(".//*[@data-trace]")]
+    summary = "".join(details.find("summary").itertext()).strip()
+    answers = details.xpath(".//*[@data-trace]")
+    assert len(answers) >= 8
+    cases = 0
+    for where, key, _ in tamper_each_number(root, [a for a in answers if not a.xpath("ancestor::*[@data-trace]")]):
+        cases += 1
+        found = problems(prepared, root)
+        assert any(f"[data-trace={key}]" in line and "in details" in line and summary[:20] in line for line in found), (where, found)
+    assert cases >= 8
+
+
+def test_a_number_typed_into_an_answer_is_caught(prepared, built_site):
+    root = tree(built_site)
+    (details,) = [d for d in root.iter("details") if d.xpath(".//*[@data-trace]")]
+    answer = details.xpath(".//li")[-1]
+    answer.text = (answer.text or "") + "About 0.32 of it survives. "
+    found = problems(prepared, root)
+    assert len(found) == 1 and "li in details" in found[0] and "found '0.32'" in found[0], found
+
+
+# -- code excerpts ---------------------------------------------------------------------------------
+
+
+def excerpt_refs(built_site: Path) -> list[str]:
+    return [el.get("data-source") for el in tree(built_site).iter() if isinstance(el.tag, str) and el.get("data-source")]
+
+
+def test_every_code_excerpt_edited_is_caught(prepared, built_site):
+    refs = excerpt_refs(built_site)
+    assert len(refs) >= 6
+    for ref in refs:
+        root = tree(built_site)
+        (container,) = root.xpath(f"//*[@data-source='{ref}']")
+        code = next(c for c in container.xpath(".//pre//code") if "".join(c.itertext()).strip())
+        node, slot = next((n, s) for n, s in text_slots(code) if any(ch.isalnum() for ch in getattr(n, s)))
+        original = getattr(node, slot)
+        i = next(i for i, ch in enumerate(original) if ch.isalnum())
+        setattr(node, slot, original[:i] + ("7" if not original[i].isdigit() else bump(original[i])) + original[i + 1 :])
+        found = problems(prepared, root)
+        assert len(found) == 1 and f"[data-source={ref}]" in found[0] and "expected line" in found[0], (ref, found)
+
+
+def test_a_hand_edited_number_in_a_code_excerpt_is_caught(prepared, built_site):
+    root = tree(built_site)
+    (container,) = root.xpath("//*[@data-source='site_builder/nn.py#residual_add']")
+    node, slot = next((n, s) for n, s in text_slots(container) if "[2,2]" in getattr(n, s))
+    setattr(node, slot, getattr(node, slot).replace("[2,2]", "[3,3]"))
+    found = problems(prepared, root)
+    assert len(found) == 1
+    assert found[0].startswith(f"{CHAPTER}: figure[data-source=site_builder/nn.py#residual_add]")
+    assert "[3,3]" in found[0]
+
+
+# -- files: the home page, pages, downloads, goldens ------------------------------------------------
+
+
+def test_an_orphan_number_on_the_hand_written_home_page_is_caught(prepared, site_copy):
+    home = site_copy / "index.html"
+    text = home.read_text(encoding="utf-8")
+    marker = "</article>"
+    assert text.count(marker) == 1
+    home.write_text(text.replace(marker, "<p>It keeps 31.6% of the gradient.</p>" + marker), encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1
+    assert found[0].startswith("index.html: p ")
+    assert found[0].endswith(
+        "expected a number with provenance (data-trace) or an allowed one, "
+        "found '31.6' in \"It keeps 31.6% of the gradient.\""
+    )
+
+
+def built_pages(prepared: check.Setup) -> list[str]:
+    from site_builder.check.site import expected_pages
+
+    return [built for built, _ in expected_pages(prepared)]
+
+
+def test_every_page_deleted_is_caught(prepared, built_site, tmp_path):
+    pages = built_pages(prepared)
+    assert CHAPTER in pages and "index.html" in pages
+    for built in pages:
+        copy = tmp_path / built.replace("/", "_")
+        shutil.copytree(built_site, copy)
+        (copy / built).unlink()
+        found = [p.line() for p in check_site(copy, prepared).problems]
+        assert any(line.startswith(f"{built}: page: expected the built page of ") and line.endswith("found no file") for line in found), (built, found)
+
+
+def downloads() -> list[tuple[str, str, str]]:
+    return [
+        (html_path(p.page_path).rsplit("/", 1)[0] + "/" + name, p.slug, kind)
+        for p in PAGES
+        for name, kind in p.downloads.items()
+    ]
+
+
+@pytest.mark.parametrize(("path", "slug", "kind"), downloads())
+def test_a_tampered_download_is_caught(prepared, site_copy, path, slug, kind):
+    file = site_copy / path
+    data = file.read_bytes()
+    position = next(i for i, b in enumerate(data) if chr(b).isdigit())
+    file.write_bytes(data[:position] + bump(chr(data[position])).encode() + data[position + 1 :])
+    found = check_site(site_copy, prepared).problems
+    assert [p.page for p in found] == [path]
+    assert found[0].element == "download" and found[0].detail  # with a diff
+
+
+def test_a_missing_download_is_caught(prepared, site_copy):
+    path, _, _ = downloads()[0]
+    (site_copy / path).unlink()
+    assert [p.line() for p in check_site(site_copy, prepared).problems] == [
+        f"{path}: download: expected the published trace (the golden file's bytes), found no file"
+    ]
+
+
+def test_a_tampered_golden_file_is_caught_with_its_diff_and_command(prepared, built_site, tmp_path):
+    golden = tmp_path / "trace.txt"
+    golden.write_bytes(page("ch24").golden_trace.read_bytes().replace(b"tolerance=0.000002", b"tolerance=0.000003"))
+    tampered = check.setup(prepared.fresh, goldens={("ch24", "trace"): golden})
+    found = check_site(built_site, tampered).problems
+    assert [(p.page, p.element) for p in found] == [
+        (str(golden), "golden trace"),
+        (downloads()[0][0], "download"),
+    ]
+    assert "refresh: site-builder trace --write-golden" in found[0].expected
+    assert "-GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000003 passed=true" in found[0].detail
+    assert "+GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000002 passed=true" in found[0].detail
