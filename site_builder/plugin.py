@@ -80,6 +80,26 @@ def _nav_paths(nav: Any) -> set[str]:
     return found
 
 
+def _nav_entries(pages: list[PageSource]) -> list[dict[str, Any]]:
+    """Navigation entries for generated pages the nav does not list yet.
+
+    Pages that share a folder (``evidence/deep-stack.md``, ``evidence/claims.md``)
+    become one section named after it; any other page is an entry of its own.
+    """
+    groups: dict[str, list[PageSource]] = {}
+    for page in pages:
+        folder, _, name = page.page_path.rpartition("/")
+        groups.setdefault(folder if folder and name != "index.md" else page.page_path, []).append(page)
+    entries: list[dict[str, Any]] = []
+    for key, members in groups.items():
+        if len(members) > 1:
+            title = key.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").capitalize()
+            entries.append({title: [{p.title: p.page_path} for p in members]})
+        else:
+            entries += [{p.title: p.page_path} for p in members]
+    return entries
+
+
 class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     supports_multiple_instances = False
 
@@ -115,10 +135,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         except Exception as exc:
             raise _fail(f"cannot load the page list {self.config.pages!r}: {exc}") from exc
         if config.nav is not None:
-            listed = _nav_paths(config.nav)
-            for page in self.pages:
-                if page.page_path not in listed:
-                    config.nav.append({page.title: page.page_path})
+            config.nav.extend(_nav_entries([p for p in self.pages if p.page_path not in _nav_paths(config.nav)]))
         if not self.serving:
             self.final_site = Path(config.site_dir).resolve()
             self.staging = self.final_site.parent / f".site-{self.final_site.name}-{uuid.uuid4().hex[:12]}"

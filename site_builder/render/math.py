@@ -10,7 +10,8 @@ as digits:
 ``\\tmat{VALUES-KEY}{SHAPE-KEY}``
     a row-major matrix in brackets, each element its own value (format ``short``)
 
-Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
+Digits typed into the LaTeX are refused, except subscript indices
+(``\\mathrm{Linear}_2``). Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
 so the checker reads math exactly as it reads prose.
 """
 
@@ -88,7 +89,9 @@ class MathRenderer:
         source = _TV.sub(slot, self._expand(latex))
         if "\\tv" in source:
             raise MathError(f"malformed value macro in {latex!r}: write \\tv{{KEY}}{{FORMAT}}")
-        if re.search(r"[0-9]", re.sub(r"TVSLOT[A-Z]+", "", source)):
+        # Digits may only be subscript indices (Linear_2); any other number must come from a fact.
+        bare = re.sub(r"_(?:[0-9]|\{[0-9]+\})", "", re.sub(r"TVSLOT[A-Z]+", "", source))
+        if re.search(r"[0-9]", bare):
             raise MathError(f"a digit was typed into math {latex!r}: write numbers with \\tv{{KEY}}{{FORMAT}}")
         try:
             mathml = convert(source, display="block" if display else "inline")
