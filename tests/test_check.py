@@ -345,6 +345,22 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
     not_a_folder = run_cli(str(page))
     assert not_a_folder.returncode == 2 and len(not_a_folder.stderr.strip().splitlines()) == 1
 
+    (copy / "unreadable.html").mkdir()  # a name the checker must read, but cannot
+    unreadable = run_cli(str(copy))
+    assert unreadable.returncode == 2 and unreadable.stdout == ""
+    assert unreadable.stderr.startswith(f"site-builder check: error: cannot read {copy / 'unreadable.html'}: ")
+
+
+def test_an_empty_page_or_broken_drawing_is_a_problem_not_a_crash(prepared, built_site, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(built_site, copy)
+    (copy / "empty.html").write_bytes(b"")
+    (copy / "broken.svg").write_bytes(b"<svg><text>unclosed")
+    found = [p.line() for p in check.check_site(copy, prepared).problems]
+    assert len(found) == 2
+    assert found[0].startswith("broken.svg: file: expected a readable SVG document, found ")
+    assert found[1] == "empty.html: file: expected a readable HTML document, found an empty file"
+
 
 def test_the_command_reads_site_by_default_through_cli_main(built_site, tmp_path, monkeypatch, capsys):
     shutil.copytree(built_site, tmp_path / "site")

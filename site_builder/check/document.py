@@ -91,7 +91,7 @@ def parse_html(text: str | bytes) -> etree._Element:
         text = text.encode("utf-8")
     root = etree.fromstring(text, _HTML_PARSER)
     if root is None:
-        raise ValueError("an HTML page, found an empty file")
+        raise ValueError("an empty file")
     return root
 
 

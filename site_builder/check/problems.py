@@ -44,6 +44,9 @@ class Result:
     def summary(self) -> str:
         return f"check: {self.pages} pages, {self.values} values verified, {len(self.problems)} problems"
 
+    def sort(self) -> None:
+        self.problems.sort(key=_sort_key)
+
     def render(self) -> str:
         lines = [p.text() for p in sorted(self.problems, key=_sort_key)]
         return "\n".join([*lines, self.summary()]) + "\n"

@@ -81,26 +81,33 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result.problems += check_goldens(prepared.fresh, prepared.goldens)
 
     shown: dict[str, list[Shown]] = {}
-    for file in sorted(site_dir.rglob("*.html")):
+    files = [(f, parse_html) for f in sorted(site_dir.rglob("*.html"))] + [(f, parse_svg) for f in sorted(site_dir.rglob("*.svg"))]
+    for file, parse in files:
         page = file.relative_to(site_dir).as_posix()
-        report = check_document(parse_html(_read(file)), page, prepared.facts_for(page), prepared.sources)
+        try:
+            root = parse(_read(file))
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            result.problems.append(Problem(page, 0, "file", f"a readable {file.suffix[1:].upper()} document", str(exc)))
+            continue
+        report = check_document(root, page, prepared.facts_for(page), prepared.sources)
         _add(result, report)
-        shown.setdefault(page, []).extend(report.shown)
-    for file in sorted(site_dir.rglob("*.svg")):
-        page = file.relative_to(site_dir).as_posix()
-        report = check_document(parse_svg(_read(file)), page, prepared.facts_for(page), prepared.sources)
-        _add(result, report)
-        owner = prepared.fresh.by_html_path
-        folder = str(PurePosixPath(page).parent)
-        for path in owner:
-            if str(PurePosixPath(path).parent) == folder:
-                shown.setdefault(path, []).extend(report.shown)
+        for owner in _owners(prepared, page):
+            shown.setdefault(owner, []).extend(report.shown)
 
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
         result.problems += check_downloads(site_dir, fresh_page, prepared)
     result.problems += check_missing(site_dir, prepared)
+    result.sort()
     return result
+
+
+def _owners(prepared: Setup, page: str) -> list[str]:
+    """The generated pages whose coverage a file counts for: the page itself, or its folder's pages for a drawing."""
+    if page.endswith(".html"):
+        return [page]
+    folder = str(PurePosixPath(page).parent)
+    return [path for path in prepared.fresh.by_html_path if str(PurePosixPath(path).parent) == folder]
 
 
 def _add(result: Result, report: PageReport) -> None:
@@ -113,7 +120,7 @@ def _read(file: Path) -> bytes:
     try:
         return file.read_bytes()
     except OSError as exc:
-        raise SiteError(f"cannot read {file}: {exc.strerror or exc}") from exc
+        raise SiteError(f"cannot read {file}: {exc.strerror or exc}") from None
 
 
 def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
