@@ -65,6 +65,15 @@ def test_every_trace_field_is_a_fact(slug, fresh):
     assert derived and all(math.isfinite(v) for v in values)
 
 
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_trace_field_must_be_shown_on_the_page(slug, fresh):
+    import importlib
+
+    keys = importlib.import_module(f"{MODULES[slug].__name__}.trace").all_keys()
+    assert tuple(fresh[slug].trace.facts()) == keys
+    assert chapters.page(slug).shows == keys
+
+
 # ------------------------------------------------------------------ strict parsing, shared rules
 def _lines(slug):
     return golden(slug).split("\n")

@@ -68,7 +68,10 @@ def _evidence(slug: str) -> Callable[[], RunResult]:
 
 
 def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> PageSource:
+    import importlib
+
     folder = PACKAGE_DIR / "chapters" / slug
+    trace_format = importlib.import_module(f"{__name__}.{slug}.trace")
     return PageSource(
         slug=slug,
         title=title,
@@ -80,6 +83,7 @@ def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> Page
         run=_evidence(slug),
         sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24" / "fixtures.py", PACKAGE_DIR / "chapters" / "chart.py", folder),
         downloads={f"{trace_id}.trace.txt": "trace"},
+        shows=trace_format.all_keys(),  # every field of the trace appears on its page
     )
 
 

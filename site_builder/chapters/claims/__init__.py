@@ -35,8 +35,10 @@ def page_facts(t: Trace) -> dict[str, object]:
     out: dict[str, object] = dict(t.facts())
     s = t.scalar_stack
     out["DERIVED.claim-1.one-plus-alpha"] = 1.0 + s.alpha
+    out["DERIVED.claim-1.abs-alpha"] = abs(s.alpha)
     out["DERIVED.claim-1.gap-rounded"] = round(s.log10_gap)
     out["DERIVED.claim-1.gap-miss"] = round(s.log10_gap) - s.claimed_gap
+    out["DERIVED.claim-2.weight-shape"] = (len(t.cancelling_branch.input), len(t.cancelling_branch.upstream))
     q = t.quadratic_step
     out["DERIVED.claim-4.local-derivative"] = 1.0 + 2.0 * q.coefficient * q.x
     out["DERIVED.claim-5.target-exponent"] = 0.5

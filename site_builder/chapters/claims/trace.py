@@ -8,7 +8,7 @@ numbers in the records before it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ...trace import (
     BOOL,
@@ -96,6 +96,14 @@ class QuadraticStep:
 
 
 @dataclass(frozen=True)
+class StreamConfig:
+    """Claim 5: the streams' width and the seed of every random draw."""
+
+    width: int
+    seed: int
+
+
+@dataclass(frozen=True)
 class Stream:
     """Claim 5: the stream norm after ``depth`` residual blocks of one branch family."""
 
@@ -155,6 +163,7 @@ SCHEMA: dict[str, tuple[type, tuple[Field, ...]]] = {
             Field("closed-form", REAL), Field("claimed", REAL),
         ),
     ),
+    "STREAM-CONFIG": (StreamConfig, (Field("width", INT), Field("seed", INT))),
     "STREAM": (
         Stream,
         (
@@ -179,10 +188,31 @@ LAYOUT: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
     ("ZERO-BRANCH-STACK", ()),
     *(("SCALED-SHORTCUT", (("depth", d),)) for d in SCALED_DEPTHS),
     ("QUADRATIC-STEP", ()),
+    ("STREAM-CONFIG", ()),
     *(("STREAM", (("family", f), ("depth", d))) for f in FAMILIES for d in STREAM_DEPTHS),
     *(("GROWTH", (("family", f),)) for f in FAMILIES),
     *(("VERDICT", (("claim", n),)) for n in CLAIMS),
 )
+
+
+def key_prefix(kind: str, index: Mapping[str, Any]) -> str:
+    """A record's provenance prefix, from the values of its indexing fields."""
+    if kind == "SCALED-SHORTCUT":
+        return f"{kind}[{index['depth']}]"
+    if kind == "STREAM":
+        return f"{kind}[{index['family']},{index['depth']}]"
+    if kind == "GROWTH":
+        return f"{kind}[{index['family']}]"
+    if kind == "VERDICT":
+        return f"{kind}[{index['claim']}]"
+    return kind
+
+
+def all_keys() -> tuple[str, ...]:
+    """Every fact key a trace of this version carries, in trace order (known without running anything)."""
+    return tuple(
+        f"{key_prefix(kind, dict(fixed))}.{f.name}" for kind, fixed in LAYOUT for f in SCHEMA[kind][1]
+    )
 
 
 @dataclass(frozen=True)
@@ -192,6 +222,7 @@ class Trace:
     zero_branch_stack: ZeroBranchStack
     scaled_shortcut: tuple[ScaledShortcut, ...]
     quadratic_step: QuadraticStep
+    stream_config: StreamConfig
     streams: tuple[Stream, ...]
     growth: tuple[Growth, ...]
     verdicts: tuple[Verdict, ...]
@@ -203,6 +234,7 @@ class Trace:
             ("ZERO-BRANCH-STACK", self.zero_branch_stack),
             *(("SCALED-SHORTCUT", r) for r in self.scaled_shortcut),
             ("QUADRATIC-STEP", self.quadratic_step),
+            ("STREAM-CONFIG", self.stream_config),
             *(("STREAM", r) for r in self.streams),
             *(("GROWTH", r) for r in self.growth),
             *(("VERDICT", r) for r in self.verdicts),
@@ -218,16 +250,7 @@ class Trace:
         """Every field under its key: ``VERDICT[1].verdict``, ``STREAM[tanh,64].norm``, ``GROWTH[linear].exponent``."""
         out: dict[str, Any] = {}
         for kind, record in self.records():
-            if kind == "SCALED-SHORTCUT":
-                prefix = f"{kind}[{record.depth}]"  # type: ignore[attr-defined]
-            elif kind == "STREAM":
-                prefix = f"{kind}[{record.family},{record.depth}]"  # type: ignore[attr-defined]
-            elif kind == "GROWTH":
-                prefix = f"{kind}[{record.family}]"  # type: ignore[attr-defined]
-            elif kind == "VERDICT":
-                prefix = f"{kind}[{record.claim}]"  # type: ignore[attr-defined]
-            else:
-                prefix = kind
+            prefix = key_prefix(kind, vars(record))
             for f in SCHEMA[kind][1]:
                 out[f"{prefix}.{f.name}"] = getattr(record, f.attribute)
         return out
@@ -253,6 +276,7 @@ def parse(text: str, source: str = "trace") -> Trace:
         zero_branch_stack=by_kind["ZERO-BRANCH-STACK"][0],
         scaled_shortcut=tuple(by_kind["SCALED-SHORTCUT"]),
         quadratic_step=by_kind["QUADRATIC-STEP"][0],
+        stream_config=by_kind["STREAM-CONFIG"][0],
         streams=tuple(by_kind["STREAM"]),
         growth=tuple(by_kind["GROWTH"]),
         verdicts=tuple(by_kind["VERDICT"]),

@@ -7,7 +7,7 @@ stack span many orders of magnitude, so they are written in ``%.6e``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ...trace import BOOL, INT, REAL, SCI, Field, TraceParseError, parse_record, render_record, split_lines
 
@@ -99,6 +99,20 @@ LAYOUT: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
 )
 
 
+def key_prefix(kind: str, index: Mapping[str, Any]) -> str:
+    """A record's provenance prefix, from the values of its indexing fields."""
+    if kind == "DEPTH":
+        return f"DEPTH[{index['depth']}]"
+    return kind
+
+
+def all_keys() -> tuple[str, ...]:
+    """Every fact key a trace of this version carries, in trace order (known without running anything)."""
+    return tuple(
+        f"{key_prefix(kind, dict(fixed))}.{f.name}" for kind, fixed in LAYOUT for f in SCHEMA[kind][1]
+    )
+
+
 @dataclass(frozen=True)
 class Trace:
     config: Config
@@ -118,7 +132,7 @@ class Trace:
         """Every field under its provenance key: ``CONFIG.width``, ``DEPTH[8].he-deviation``, ..."""
         out: dict[str, Any] = {}
         for kind, record in self.records():
-            prefix = f"DEPTH[{record.depth}]" if kind == "DEPTH" else kind  # type: ignore[attr-defined]
+            prefix = key_prefix(kind, vars(record))
             for f in SCHEMA[kind][1]:
                 out[f"{prefix}.{f.name}"] = getattr(record, f.attribute)
         return out

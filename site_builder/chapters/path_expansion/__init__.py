@@ -42,6 +42,7 @@ def page_facts(t: Trace) -> dict[str, object]:
     """Trace fields under their keys, plus the values the page derives from them."""
     out: dict[str, object] = dict(t.facts())
     out["DERIVED.two-to-the-blocks"] = 2**t.config.blocks
+    out["DERIVED.matrix-shape"] = (t.config.width, t.config.width)
     out["DERIVED.path-count-total"] = sum(k.count for k in t.lengths)
     longest = max(t.lengths, key=lambda k: k.count)
     out["DERIVED.most-common-length"] = longest.length

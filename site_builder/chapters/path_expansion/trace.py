@@ -7,7 +7,7 @@ row-major vectors.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ...trace import INT, REAL, SCI, VECTOR, Field, TraceParseError, parse_record, render_record, split_lines
 
@@ -81,6 +81,22 @@ LAYOUT: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
 )
 
 
+def key_prefix(kind: str, index: Mapping[str, Any]) -> str:
+    """A record's provenance prefix, from the values of its indexing fields."""
+    if kind == "BRANCH":
+        return f"BRANCH[{index['block']}]"
+    if kind == "LENGTH":
+        return f"LENGTH[{index['length']}]"
+    return kind
+
+
+def all_keys() -> tuple[str, ...]:
+    """Every fact key a trace of this version carries, in trace order (known without running anything)."""
+    return tuple(
+        f"{key_prefix(kind, dict(fixed))}.{f.name}" for kind, fixed in LAYOUT for f in SCHEMA[kind][1]
+    )
+
+
 @dataclass(frozen=True)
 class Trace:
     config: Config
@@ -100,12 +116,7 @@ class Trace:
         """Every field under its provenance key: ``BRANCH[1].weight``, ``LENGTH[2].count``, ..."""
         out: dict[str, Any] = {}
         for kind, record in self.records():
-            if kind == "BRANCH":
-                prefix = f"BRANCH[{record.block}]"  # type: ignore[attr-defined]
-            elif kind == "LENGTH":
-                prefix = f"LENGTH[{record.length}]"  # type: ignore[attr-defined]
-            else:
-                prefix = kind
+            prefix = key_prefix(kind, vars(record))
             for f in SCHEMA[kind][1]:
                 out[f"{prefix}.{f.name}"] = getattr(record, f.attribute)
         return out
