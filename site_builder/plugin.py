@@ -26,6 +26,7 @@ import os
 import shutil
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -152,9 +153,13 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             raise _fail(f"templates folder {templates} does not exist (option templates_dir)")
         renderer = PageRenderer(templates, cache, PACKAGE_DIR.parent, self.root)
         rendered: list[RenderedPage] = []
-        for page in self.pages:
+        # Each page's fixtures run in their own interpreter, so they can all run at once.
+        with ThreadPoolExecutor(max_workers=max(1, min(len(self.pages), os.cpu_count() or 1))) as pool:
+            runs = [pool.submit(run_page_fixtures, p, self.config.pages, cache / "fixtures", self.root) for p in self.pages]
+            wait(runs)
+        for page, future in zip(self.pages, runs):
             try:
-                run = run_page_fixtures(page, self.config.pages, cache / "fixtures", self.root)
+                run = future.result()
             except FixtureRunError as exc:
                 raise _fail(str(exc)) from None
             self._check_golden(page, run.result)
