@@ -90,6 +90,18 @@ def _inside(selectors: tuple[Simple, ...], chain: tuple[Node, ...]) -> bool:
     return True
 
 
-def is_shown(entry: str, shown: Iterable[Shown]) -> bool:
+def index(shown: Iterable[Shown]) -> dict[str, list[Shown]]:
+    """Shown elements by key and by the vector key they are an element of."""
+    out: dict[str, list[Shown]] = {}
+    for s in shown:
+        out.setdefault(s.key, []).append(s)
+        base = base_key(s.key)
+        if base != s.key:
+            out.setdefault(base, []).append(s)
+    return out
+
+
+def is_shown(entry: str, shown: Iterable[Shown] | dict[str, list[Shown]]) -> bool:
     selectors, key = parse_entry(entry)
-    return any((s.key == key or base_key(s.key) == key) and _inside(selectors, s.chain) for s in shown)
+    by_key = shown if isinstance(shown, dict) else index(shown)
+    return any(_inside(selectors, s.chain) for s in by_key.get(key, ()))

@@ -197,9 +197,14 @@ def _graph_item_name(group: etree._Element) -> str:
     return label or group.get("id") or "?"
 
 
-def _chain(el: etree._Element) -> tuple[Node, ...]:
-    nodes = [el, *el.iterancestors()]
-    return tuple(Node(local(n.tag), n.get("id"), frozenset((n.get("class") or "").split())) for n in reversed(nodes))
+def _chain(el: etree._Element, memo: dict[etree._Element, tuple[Node, ...]]) -> tuple[Node, ...]:
+    """The elements from the root down to ``el``, as selectors see them (shared prefixes computed once)."""
+    if el in memo:
+        return memo[el]
+    parent = el.getparent()
+    head = _chain(parent, memo) if parent is not None else ()
+    memo[el] = chain = (*head, Node(local(el.tag), el.get("id"), frozenset((el.get("class") or "").split())))
+    return chain
 
 
 def _text(el: etree._Element) -> str:
@@ -220,6 +225,7 @@ def _trace_elements(root: etree._Element) -> Iterator[etree._Element]:
 
 
 def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
+    chains: dict[etree._Element, tuple[Node, ...]] = {}
     for el in _trace_elements(doc.root):
         key, fmt = el.get("data-trace"), el.get("data-format")
 
@@ -228,7 +234,7 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
             report.problems.append(doc.problem(el, doc.describe(el, local(el.tag) + label), expected, found))
 
         if key is not None:
-            report.shown.append(Shown(key, _chain(el)))
+            report.shown.append(Shown(key, _chain(el, chains)))
         if key is None or not key.strip():
             fail("a data-trace key beside data-format", "none")
             continue

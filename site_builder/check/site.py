@@ -9,7 +9,7 @@ from typing import Mapping
 
 from lxml import etree
 
-from .coverage import EntryError, Shown, is_shown, parse_entry
+from .coverage import EntryError, Shown, index, is_shown, parse_entry
 from .document import Facts, PageReport, check_document, parse_html, parse_svg
 from .excerpts import Sources
 from .fresh import REPO_ROOT, Fresh, FreshPage, check_goldens, collect, golden_path, html_path, shown_path
@@ -128,11 +128,12 @@ def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
     if shown is None or p.facts is None:
         return []  # a missing page or a failed run is reported elsewhere
     problems: list[Problem] = []
+    by_key = index(shown)
     for i, entry in enumerate(p.source.shows):
         order = 10**9 + i  # after the page's own problems, in declaration order
         try:
             selectors, key = parse_entry(entry)
-            covered = is_shown(entry, shown)
+            covered = is_shown(entry, by_key)
         except EntryError as exc:
             problems.append(Problem(p.html_path, order, f"shows {entry!r}", str(exc).split(", found ")[0], "another"))
             continue
