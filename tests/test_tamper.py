@@ -377,3 +377,20 @@ def test_a_tampered_golden_file_is_caught_with_its_diff_and_command(prepared, bu
     assert "refresh: site-builder trace --write-golden" in found[0].expected
     assert "-GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000003 passed=true" in found[0].detail
     assert "+GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000002 passed=true" in found[0].detail
+
+
+def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, site_copy):
+    drawing = site_copy / CHAPTER.rsplit("/", 1)[0] / "extra.svg"
+    drawing.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" id="extra">'
+        '<g class="node"><title>y</title><text data-trace="FORWARD.output" data-format="vector">[1, −3.5]</text>'
+        "<text>after 2 steps</text></g></svg>\n",
+        encoding="utf-8",
+    )
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert found == [
+        f"{drawing.relative_to(site_copy).as_posix()}: svg#extra node 'y' text[data-trace=FORWARD.output]: "
+        'expected "[1, −3.25]", found "[1, −3.5]"',
+        f"{drawing.relative_to(site_copy).as_posix()}: svg#extra node 'y' text: "
+        "expected a number with provenance (data-trace) or an allowed one, found '2' in \"after 2 steps\"",
+    ]
