@@ -1,0 +1,260 @@
+"""The built site in Debian's Chromium, driven by Playwright.
+
+The site is served from 127.0.0.1; any request for another host is recorded
+and aborted, so a page that depends on a CDN fails here. Screenshots land in
+``test-output/screenshots/`` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from site_builder.chapters import PAGES
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
+PAGE_URLS = ["", *[p.page_path.removesuffix("index.md").removesuffix(".md") + ("" if p.page_path.endswith("index.md") else "/") for p in PAGES]]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+class Visit:
+    """A page load that records console errors and any request to another host."""
+
+    def __init__(self, browser: Browser, base: str, **context_options):
+        self.context = browser.new_context(**context_options)
+        self.page: Page = self.context.new_page()
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        host = urlparse(base).netloc
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def route(r):
+            if urlparse(r.request.url).netloc not in (host, ""):
+                self.foreign.append(r.request.url)
+                r.abort()
+            else:
+                r.continue_()
+
+        self.page.route("**/*", route)
+
+    def open(self, url: str) -> Page:
+        self.page.goto(url, wait_until="load")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+def _shot(page: Page, name: str):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("path", PAGE_URLS)
+def test_no_console_errors_and_no_foreign_requests(browser, server, path):
+    v = Visit(browser, server)
+    try:
+        v.open(server + path)
+        v.page.wait_for_timeout(300)
+        assert v.errors == []
+        assert v.foreign == []
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize("path", PAGE_URLS)
+def test_no_page_wide_horizontal_scroll_at_phone_width(browser, server, path):
+    v = Visit(browser, server, viewport={"width": 390, "height": 844}, device_scale_factor=1)
+    try:
+        page = v.open(server + path)
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path or 'home'} scrolls sideways by {overflow}px at 390px"
+        _shot(page, f"phone-{(path or 'home').strip('/').replace('/', '-')}")
+    finally:
+        v.close()
+
+
+def _chapter_url(server):
+    return server + PAGE_URLS[1]
+
+
+def test_wide_diagrams_scroll_inside_a_focusable_region(browser, server):
+    v = Visit(browser, server, viewport={"width": 390, "height": 844})
+    try:
+        page = v.open(_chapter_url(server))
+        svgs = page.locator("svg[role='img']")
+        assert svgs.count() >= 2
+        for i in range(svgs.count()):
+            svg = svgs.nth(i)
+            box = svg.bounding_box()
+            if box and box["width"] > 390:
+                region = svg.locator("xpath=ancestor::*[@tabindex='0'][1]")
+                assert region.count() == 1, "a wide diagram must scroll inside a focusable region"
+                assert region.get_attribute("aria-label") or region.get_attribute("aria-labelledby")
+    finally:
+        v.close()
+
+
+def test_everything_works_with_javascript_off(browser, server):
+    v = Visit(browser, server, java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    try:
+        page = v.open(_chapter_url(server))
+        assert page.locator("svg[role='img']").count() >= 2
+        for i in range(page.locator("svg[role='img']").count()):
+            assert page.locator("svg[role='img']").nth(i).is_visible()
+        assert page.locator("math").count() >= 1
+        assert page.locator("math").first.is_visible()
+        table = page.locator("table:has(th)")
+        assert table.count() >= 1 and table.first.is_visible()
+        details = page.locator("details").last
+        assert details.get_attribute("open") is None
+        details.locator("summary").click()
+        assert details.get_attribute("open") is not None
+        assert details.locator("[data-trace]").first.is_visible()
+        _shot(page, "chapter-no-js")
+    finally:
+        v.close()
+
+
+def _diagram_colours(page: Page) -> dict[str, str]:
+    return page.evaluate(
+        """() => {
+            const svg = document.querySelector("svg[role='img']");
+            const text = svg.querySelector("text");
+            const edge = svg.querySelector(".edge path");
+            const shape = svg.querySelector(".node ellipse, .node polygon, .node path");
+            const cs = (el, p) => el ? getComputedStyle(el).getPropertyValue(p) : "";
+            return {text: cs(text, "fill"), edge: cs(edge, "stroke"), shape: cs(shape, "stroke")};
+        }"""
+    )
+
+
+def _set_scheme(page: Page, scheme: str):
+    page.evaluate(
+        "s => { document.body.setAttribute('data-md-color-scheme', s); }",
+        scheme,
+    )
+
+
+def test_dark_palette_changes_diagram_colours(browser, server):
+    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
+    try:
+        page = v.open(_chapter_url(server))
+        _set_scheme(page, "default")
+        light = _diagram_colours(page)
+        _shot(page, "chapter-light")
+        _set_scheme(page, "slate")
+        dark = _diagram_colours(page)
+        _shot(page, "chapter-dark")
+        assert light["text"] and dark["text"]
+        assert light["text"] != dark["text"], "diagram text must follow the palette"
+        assert light["edge"] != dark["edge"], "diagram lines must follow the palette"
+        body_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert dark["text"] != body_bg, "diagram text must stay visible on the dark background"
+    finally:
+        v.close()
+
+
+def test_palette_toggle_switches_to_dark(browser, server):
+    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
+    try:
+        page = v.open(_chapter_url(server))
+        before = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+        toggle = page.locator("form[data-md-component='palette'] label:visible").first
+        toggle.click()
+        after = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+        assert before != after and {before, after} == {"default", "slate"}
+    finally:
+        v.close()
+
+
+def test_forced_colours_keep_dashed_and_double_cues(browser, server):
+    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
+    try:
+        page = v.open(_chapter_url(server))
+        page.emulate_media(forced_colors="active")
+        cues = page.evaluate(
+            """() => {
+                const svg = document.querySelector("svg[role='img']");
+                const dashes = [...svg.querySelectorAll(".edge path")].map(p => getComputedStyle(p).strokeDasharray);
+                const merge = [...svg.querySelectorAll(".node")].filter(n => n.querySelectorAll("ellipse, polygon").length >= 2);
+                const strokes = merge.length ? [...merge[0].querySelectorAll("ellipse, polygon")].map(e => getComputedStyle(e).stroke) : [];
+                return {dashes, merges: merge.length, strokes};
+            }"""
+        )
+        assert any(d not in ("none", "") for d in cues["dashes"]), "the learned route must stay dashed"
+        assert any(d in ("none", "") for d in cues["dashes"]), "the identity route must stay solid"
+        assert cues["merges"] >= 1, "the merge keeps its double border"
+        assert all(s not in ("none", "", "rgba(0, 0, 0, 0)") for s in cues["strokes"])
+        _shot(page, "chapter-forced-colours")
+    finally:
+        v.close()
+
+
+def test_diagrams_have_accessible_names_and_descriptions(browser, server):
+    v = Visit(browser, server)
+    try:
+        page = v.open(_chapter_url(server))
+        svgs = page.locator("svg[role='img']")
+        for i in range(svgs.count()):
+            svg = svgs.nth(i)
+            labelled = svg.get_attribute("aria-labelledby") or ""
+            ids = labelled.split()
+            assert ids, "each diagram names its title and description"
+            texts = [page.locator(f"[id='{i_}']").first.text_content() or "" for i_ in ids]
+            assert all(t.strip() for t in texts)
+        figure = page.locator("figure").first
+        assert figure.get_attribute("aria-describedby") or figure.locator("figcaption").count() == 1
+    finally:
+        v.close()
+
+
+def test_palette_follows_the_system_colour_scheme(browser, server):
+    for scheme in ("light", "dark"):
+        v = Visit(browser, server, viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+        try:
+            page = v.open(_chapter_url(server))
+            scheme_attr = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+            assert scheme_attr == {"light": "default", "dark": "slate"}[scheme], "the palette follows the system setting"
+            _shot(page, f"desktop-{scheme}")
+        finally:
+            v.close()
