@@ -291,10 +291,8 @@ def test_the_build_log_has_one_summary_line(site_build: SiteBuild):
 
 # -- builds of a temporary copy ----------------------------------------------------------
 
-ONLY_CHAPTER = """\
-from site_builder.chapters import PAGES as ALL
-
-PAGES = [p for p in ALL if p.slug == "ch24"]
+EVERY_PAGE = """\
+from site_builder.chapters import PAGES
 """
 
 NAN_CHAPTER = """\
@@ -309,25 +307,27 @@ def _run():
     return RunResult(run.trace_text, run.report_text, run.facts, {"trace": run.trace, "run": run})
 
 
-PAGES = [dataclasses.replace(p, run=_run) for p in ALL if p.slug == "ch24"]
+PAGES = [dataclasses.replace(p, run=_run) if p.slug == "ch24" else p for p in ALL]
 """
 
 PREVIOUS = "<p>the previous site</p>\n"
 
 
 class Project:
-    """A copy of mkdocs.yml, docs/ and templates/ whose plugin reads the golden files from ``golden/``."""
+    """A copy of mkdocs.yml, docs/ and templates/ whose plugin reads copies of the golden files (``golden/SLUG/``)."""
 
-    def __init__(self, root: Path, cache: Path, pages_module: str = ONLY_CHAPTER):
+    def __init__(self, root: Path, cache: Path, pages_module: str = EVERY_PAGE):
         self.root = root
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
         shutil.copytree(ROOT / "docs", root / "docs")
         shutil.copytree(ROOT / "templates", root / "templates")
         (root / "pages_under_test.py").write_text(pages_module, encoding="utf-8")
-        golden = root / "golden" / "ch24"
-        golden.mkdir(parents=True)
-        shutil.copy(GOLDEN_TRACE, golden / "trace.txt")
-        shutil.copy(GOLDEN_REPORT, golden / "report.txt")
+        for p in PAGES:
+            golden = root / "golden" / p.slug
+            golden.mkdir(parents=True)
+            for path in (p.golden_trace, p.golden_report):
+                if path is not None:
+                    shutil.copy(path, golden / path.name)
         config = (root / "mkdocs.yml").read_text(encoding="utf-8")
         plugin = (
             "  - chapter-trace:\n"
