@@ -394,3 +394,15 @@ def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, 
         f"{drawing.relative_to(site_copy).as_posix()}: svg#extra node 'y' text: "
         "expected a number with provenance (data-trace) or an allowed one, found '2' in \"after 2 steps\"",
     ]
+
+
+def test_a_download_no_longer_linked_from_its_page_is_caught(prepared, site_copy):
+    path, _, kind = downloads()[0]
+    name = path.rsplit("/", 1)[1]
+    chapter = site_copy / CHAPTER
+    text = chapter.read_text(encoding="utf-8")
+    assert f'href="{name}"' in text
+    chapter.write_text(text.replace(f'href="{name}"', 'href="#"'), encoding="utf-8")
+    assert [p.line() for p in check_site(site_copy, prepared).problems] == [
+        f"{CHAPTER}: a[href={name}]: expected a link to the {kind} download, found none"
+    ]

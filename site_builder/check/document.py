@@ -80,6 +80,7 @@ class PageReport:
     problems: list[Problem] = field(default_factory=list)
     values: int = 0
     shown: list[Shown] = field(default_factory=list)  # every data-trace element, with where it sits
+    links: set[str] = field(default_factory=set)  # every <a href> on the page, as written
 
 
 _HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False)
@@ -414,7 +415,7 @@ def _context(text: str, start: int, end: int, width: int = 30) -> str:
 def check_document(root: etree._Element, page: str, facts: Facts, sources: Sources) -> PageReport:
     """Every check on one parsed HTML page or SVG drawing (the tree is only read)."""
     doc = _Doc.of(root, page)
-    report = PageReport()
+    report = PageReport(links={a.get("href") for a in root.iter("a", "{*}a") if a.get("href")})
     check_values(doc, facts, report)
     check_excerpts(doc, sources, report)
     check_numbers(doc, facts.names, report)

@@ -81,6 +81,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result.problems += check_goldens(prepared.fresh, prepared.goldens)
 
     shown: dict[str, list[Shown]] = {}
+    links: dict[str, set[str]] = {}
     files = [(f, parse_html) for f in sorted(site_dir.rglob("*.html"))] + [(f, parse_svg) for f in sorted(site_dir.rglob("*.svg"))]
     for file, parse in files:
         page = file.relative_to(site_dir).as_posix()
@@ -93,10 +94,11 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
         _add(result, report)
         for owner in _owners(prepared, page):
             shown.setdefault(owner, []).extend(report.shown)
+        links[page] = report.links
 
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
-        result.problems += check_downloads(site_dir, fresh_page, prepared)
+        result.problems += check_downloads(site_dir, fresh_page, prepared, links.get(fresh_page.html_path))
     result.problems += check_missing(site_dir, prepared)
     result.sort()
     return result
@@ -152,11 +154,14 @@ def download_file(site_dir: Path, p: FreshPage, name: str) -> Path:
     return site_dir / PurePosixPath(p.html_path).parent / name
 
 
-def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup) -> list[Problem]:
+def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[str] | None = None) -> list[Problem]:
+    """Each download is published beside its page, linked from it, with exactly the golden file's bytes."""
     problems: list[Problem] = []
     for name, kind in sorted(p.source.downloads.items()):
         file = download_file(site_dir, p, name)
         where = file.relative_to(site_dir).as_posix()
+        if links is not None and name not in links and f"./{name}" not in links:
+            problems.append(Problem(p.html_path, 10**9 - 1, f"a[href={name}]", f"a link to the {kind} download", "none"))
         golden = golden_path(p.source, kind, prepared.goldens)
         if golden is None:
             problems.append(Problem(where, 0, "download", f"a golden {kind} to publish", "none"))
