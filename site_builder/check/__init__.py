@@ -9,9 +9,16 @@ The check re-runs every page's fixtures once (:func:`setup`), then:
    (``data-source="PATH#REGION"``) the current source region, and no other
    text a reader sees may carry a number, except the few in
    :data:`~site_builder.check.numbers.ALLOWED`;
-3. checks that each generated page shows every key its ``PageSource.shows``
-   declares, that its downloads equal the golden files byte for byte, and that
-   every generated and hand-written page was built.
+3. checks that each generated page shows every entry its ``PageSource.shows``
+   declares (a key, optionally where it is drawn: see
+   :mod:`~site_builder.check.coverage`), that its downloads sit beside it,
+   are linked from it and equal the golden files byte for byte, and that
+   every generated and hand-written (``docs/*.md``) page was built.
+
+Generated pages are checked against their own facts; hand-written pages
+against the facts of every page together (a key two pages disagree on is an
+error there). Checking a page from its text (:func:`check_page`) reuses one
+:func:`setup`, so tampered copies are checked without re-running fixtures.
 
 Output: one line per problem (``PAGE: ELEMENT: expected X, found Y``), then
 ``check: N pages, M values verified, K problems``. Exit status 0 when the site
