@@ -547,3 +547,52 @@ def test_generated_pages_missing_from_the_nav_are_added_by_folder():
         {"Evidence": [{"First": "evidence/first.md"}, {"Second": "evidence/second.md"}]},
         {"Alone": "notes/alone.md"},
     ]
+
+
+# -- the rendering pieces on their own ----------------------------------------------------
+
+
+def test_diagram_text_survives_quotes_backslashes_and_markup(tmp_path):
+    import jinja2
+
+    from site_builder.facts import FactBook
+    from site_builder.render.diagrams import DiagramRenderer, dot_environment
+
+    tricky = 'a "quoted" \\ back <b>&amp;'
+    loader = jinja2.DictLoader(
+        {"t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("learned") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'}
+    )
+    renderer = DiagramRenderer(dot_environment(loader), tmp_path)
+    drawn = renderer.render("t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T <&>", description_html="d")
+    root = etree.fromstring(drawn.svg.encode("utf-8"))
+    (value,) = root.xpath("//*[@data-trace='K']")
+    assert value.text == tricky and value.get("data-format") == "name"
+    assert root.xpath("//title")[0].text == "T <&>"
+    again = renderer.render("t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T", description_html="d")
+    assert (drawn.cached, again.cached) == (False, True)
+
+
+def test_math_numbers_come_from_facts_and_typed_digits_are_refused():
+    from site_builder.facts import FactBook
+    from site_builder.render.math import MathError, MathRenderer
+
+    maths = MathRenderer(FactBook({"V": (1.5, -2.0)}))
+    mathml = maths.render(r"v = \tvec{V}")
+    assert '<mrow class="tv" data-trace="V[1]" data-format="short"><mn>−2</mn></mrow>' in mathml
+    assert maths.render(r"\mathrm{Linear}_2") and "<mn>2</mn>" in maths.render(r"\mathrm{Linear}_2")
+    with pytest.raises(MathError, match="digit"):
+        maths.render("y = 2x")
+
+
+def test_regions_name_what_is_wrong(tmp_path):
+    from site_builder.render.regions import RegionError
+
+    (tmp_path / "m.py").write_text(
+        "# region: good\nx = 1\n# endregion: good\n# region: open\ny = 2\n# region: twice\n# endregion: twice\n"
+        "# region: twice\n# endregion: twice\n",
+        encoding="utf-8",
+    )
+    assert extract_region(tmp_path, "m.py", "good").text == "x = 1\n"
+    for name, why in (("absent", "not found in m.py"), ("open", "has no '# endregion: open'"), ("twice", "appears 2 times")):
+        with pytest.raises(RegionError, match=re.escape(why)):
+            extract_region(tmp_path, "m.py", name)

@@ -71,8 +71,12 @@ class DotText(str):
 
 
 def dot_escape(text: str) -> str:
-    """``text`` as the inside of a double-quoted DOT string, shown literally."""
-    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """``text`` as the inside of a double-quoted DOT string, shown literally.
+
+    Graphviz decodes HTML entities even in quoted labels, so ``&`` is escaped too.
+    """
+    text = str(text).replace("&", "&amp;")
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _finalize(value: Any) -> str:
