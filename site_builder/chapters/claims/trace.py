@@ -8,25 +8,11 @@ numbers in the records before it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from ...trace import (
-    BOOL,
-    INT,
-    REAL,
-    SCI,
-    VECTOR,
-    Field,
-    TraceParseError,
-    choice,
-    parse_record,
-    render_record,
-    split_lines,
-)
+from ...trace import BOOL, INT, REAL, SCI, VECTOR, Field, Record, TraceLayout, choice
 
 VERSION = "claims-v1"
-BEGIN = f"TRACE {VERSION} BEGIN"
-END = f"TRACE {VERSION} END"
 
 VERDICTS = ("holds", "does-not-hold", "holds-narrowly")
 CLAIMS = (1, 2, 3, 4, 5)
@@ -132,89 +118,6 @@ class Verdict:
     verdict: str
 
 
-SCHEMA: dict[str, tuple[type, tuple[Field, ...]]] = {
-    "SCALAR-STACK": (
-        ScalarStack,
-        (
-            Field("alpha", REAL), Field("layers", INT), Field("residual", SCI), Field("plain", SCI),
-            Field("residual-closed-form", SCI), Field("plain-closed-form", SCI), Field("log10-gap", REAL),
-            Field("claimed-gap", INT),
-        ),
-    ),
-    "CANCELLING-BRANCH": (
-        CancellingBranch,
-        (
-            Field("input", VECTOR), Field("upstream", VECTOR), Field("output", VECTOR),
-            Field("input-gradient", VECTOR), Field("weight-gradient", VECTOR),
-        ),
-    ),
-    "ZERO-BRANCH-STACK": (
-        ZeroBranchStack,
-        (Field("depth", INT), Field("upstream", VECTOR), Field("input-gradient", VECTOR), Field("exact", BOOL)),
-    ),
-    "SCALED-SHORTCUT": (
-        ScaledShortcut,
-        (Field("depth", INT), Field("scale", REAL), Field("gradient", SCI), Field("power", SCI), Field("exact", BOOL)),
-    ),
-    "QUADRATIC-STEP": (
-        QuadraticStep,
-        (
-            Field("x", REAL), Field("coefficient", REAL), Field("upstream", REAL), Field("gradient", REAL),
-            Field("closed-form", REAL), Field("claimed", REAL),
-        ),
-    ),
-    "STREAM-CONFIG": (StreamConfig, (Field("width", INT), Field("seed", INT))),
-    "STREAM": (
-        Stream,
-        (
-            Field("family", choice(*FAMILIES)), Field("depth", INT), Field("norm", SCI), Field("branch-rms", SCI),
-            Field("sqrt-law", SCI), Field("ratio", REAL),
-        ),
-    ),
-    "GROWTH": (
-        Growth,
-        (
-            Field("family", choice(*FAMILIES)), Field("fit-from", INT), Field("exponent", REAL), Field("bar", REAL),
-            Field("sqrt-law", BOOL),
-        ),
-    ),
-    "VERDICT": (Verdict, (Field("claim", INT), Field("verdict", choice(*VERDICTS)))),
-}
-
-# Each line between BEGIN and END: its record kind and the fields whose values the layout fixes.
-LAYOUT: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
-    ("SCALAR-STACK", ()),
-    ("CANCELLING-BRANCH", ()),
-    ("ZERO-BRANCH-STACK", ()),
-    *(("SCALED-SHORTCUT", (("depth", d),)) for d in SCALED_DEPTHS),
-    ("QUADRATIC-STEP", ()),
-    ("STREAM-CONFIG", ()),
-    *(("STREAM", (("family", f), ("depth", d))) for f in FAMILIES for d in STREAM_DEPTHS),
-    *(("GROWTH", (("family", f),)) for f in FAMILIES),
-    *(("VERDICT", (("claim", n),)) for n in CLAIMS),
-)
-
-
-def key_prefix(kind: str, index: Mapping[str, Any]) -> str:
-    """A record's provenance prefix, from the values of its indexing fields."""
-    if kind == "SCALED-SHORTCUT":
-        return f"{kind}[{index['depth']}]"
-    if kind == "STREAM":
-        return f"{kind}[{index['family']},{index['depth']}]"
-    if kind == "GROWTH":
-        return f"{kind}[{index['family']}]"
-    if kind == "VERDICT":
-        return f"{kind}[{index['claim']}]"
-    return kind
-
-
-def all_keys() -> tuple[str, ...]:
-    """Every fact key a trace of this version carries, in trace order (known without running anything)."""
-    return tuple(
-        f"{key_prefix(kind, dict(fixed))}.{f.name}" for kind, fixed in LAYOUT for f in SCHEMA[kind][1]
-    )
-
-
 @dataclass(frozen=True)
 class Trace:
     scalar_stack: ScalarStack
@@ -227,19 +130,6 @@ class Trace:
     growth: tuple[Growth, ...]
     verdicts: tuple[Verdict, ...]
 
-    def records(self) -> list[tuple[str, object]]:
-        return [
-            ("SCALAR-STACK", self.scalar_stack),
-            ("CANCELLING-BRANCH", self.cancelling_branch),
-            ("ZERO-BRANCH-STACK", self.zero_branch_stack),
-            *(("SCALED-SHORTCUT", r) for r in self.scaled_shortcut),
-            ("QUADRATIC-STEP", self.quadratic_step),
-            ("STREAM-CONFIG", self.stream_config),
-            *(("STREAM", r) for r in self.streams),
-            *(("GROWTH", r) for r in self.growth),
-            *(("VERDICT", r) for r in self.verdicts),
-        ]
-
     def verdict(self, claim: int) -> str:
         return next(v.verdict for v in self.verdicts if v.claim == claim)
 
@@ -248,79 +138,93 @@ class Trace:
 
     def facts(self) -> dict[str, Any]:
         """Every field under its key: ``VERDICT[1].verdict``, ``STREAM[tanh,64].norm``, ``GROWTH[linear].exponent``."""
-        out: dict[str, Any] = {}
-        for kind, record in self.records():
-            prefix = key_prefix(kind, vars(record))
-            for f in SCHEMA[kind][1]:
-                out[f"{prefix}.{f.name}"] = getattr(record, f.attribute)
-        return out
+        return LAYOUT.facts(self)
 
 
-def render(trace: Trace) -> str:
-    lines = [BEGIN]
-    for kind, record in trace.records():
-        lines.append(render_record(kind, SCHEMA[kind][1], record))
-    lines.append(END)
-    return "\n".join(lines) + "\n"
+# One group of records per claim, then one VERDICT per claim.
+LAYOUT = TraceLayout(
+    VERSION,
+    Trace,
+    (
+        Record(
+            "SCALAR-STACK",
+            ScalarStack,
+            "scalar_stack",
+            (
+                Field("alpha", REAL), Field("layers", INT), Field("residual", SCI), Field("plain", SCI),
+                Field("residual-closed-form", SCI), Field("plain-closed-form", SCI), Field("log10-gap", REAL),
+                Field("claimed-gap", INT),
+            ),
+        ),
+        Record(
+            "CANCELLING-BRANCH",
+            CancellingBranch,
+            "cancelling_branch",
+            (
+                Field("input", VECTOR), Field("upstream", VECTOR), Field("output", VECTOR),
+                Field("input-gradient", VECTOR), Field("weight-gradient", VECTOR),
+            ),
+        ),
+        Record(
+            "ZERO-BRANCH-STACK",
+            ZeroBranchStack,
+            "zero_branch_stack",
+            (Field("depth", INT), Field("upstream", VECTOR), Field("input-gradient", VECTOR), Field("exact", BOOL)),
+        ),
+        Record(
+            "SCALED-SHORTCUT",
+            ScaledShortcut,
+            "scaled_shortcut",
+            (
+                Field("depth", INT), Field("scale", REAL), Field("gradient", SCI), Field("power", SCI),
+                Field("exact", BOOL),
+            ),
+            index=("depth",),
+            lines=tuple({"depth": d} for d in SCALED_DEPTHS),
+        ),
+        Record(
+            "QUADRATIC-STEP",
+            QuadraticStep,
+            "quadratic_step",
+            (
+                Field("x", REAL), Field("coefficient", REAL), Field("upstream", REAL), Field("gradient", REAL),
+                Field("closed-form", REAL), Field("claimed", REAL),
+            ),
+        ),
+        Record("STREAM-CONFIG", StreamConfig, "stream_config", (Field("width", INT), Field("seed", INT))),
+        Record(
+            "STREAM",
+            Stream,
+            "streams",
+            (
+                Field("family", choice(*FAMILIES)), Field("depth", INT), Field("norm", SCI), Field("branch-rms", SCI),
+                Field("sqrt-law", SCI), Field("ratio", REAL),
+            ),
+            index=("family", "depth"),
+            lines=tuple({"family": f, "depth": d} for f in FAMILIES for d in STREAM_DEPTHS),
+        ),
+        Record(
+            "GROWTH",
+            Growth,
+            "growth",
+            (
+                Field("family", choice(*FAMILIES)), Field("fit-from", INT), Field("exponent", REAL), Field("bar", REAL),
+                Field("sqrt-law", BOOL),
+            ),
+            index=("family",),
+            lines=tuple({"family": f} for f in FAMILIES),
+        ),
+        Record(
+            "VERDICT",
+            Verdict,
+            "verdicts",
+            (Field("claim", INT), Field("verdict", choice(*VERDICTS))),
+            index=("claim",),
+            lines=tuple({"claim": n} for n in CLAIMS),
+        ),
+    ),
+)
 
-
-def parse(text: str, source: str = "trace") -> Trace:
-    """Read a whole trace; any deviation raises :class:`TraceParseError` with line and column."""
-    records = parse_layout(text, source)
-    by_kind: dict[str, list[Any]] = {}
-    for (kind, _), record in zip(LAYOUT, records):
-        by_kind.setdefault(kind, []).append(record)
-    return Trace(
-        scalar_stack=by_kind["SCALAR-STACK"][0],
-        cancelling_branch=by_kind["CANCELLING-BRANCH"][0],
-        zero_branch_stack=by_kind["ZERO-BRANCH-STACK"][0],
-        scaled_shortcut=tuple(by_kind["SCALED-SHORTCUT"]),
-        quadratic_step=by_kind["QUADRATIC-STEP"][0],
-        stream_config=by_kind["STREAM-CONFIG"][0],
-        streams=tuple(by_kind["STREAM"]),
-        growth=tuple(by_kind["GROWTH"]),
-        verdicts=tuple(by_kind["VERDICT"]),
-    )
-
-
-def parse_layout(text: str, source: str) -> list[Any]:
-    lines = split_lines(text, source)
-    if lines[0] != BEGIN:
-        raise TraceParseError(f"first line must be {BEGIN!r}", 1, 1, source)
-    records: list[Any] = []
-    for position, (kind, fixed) in enumerate(LAYOUT):
-        number = position + 2
-        if number > len(lines):
-            raise TraceParseError(f"trace ends early: missing {kind} record", len(lines), len(lines[-1]) + 1, source)
-        line = lines[number - 1]
-        head = line.split(" ", 1)[0]
-        if head != kind:
-            previous = LAYOUT[position - 1][0] if position else None
-            if line == END:
-                why = f"trace ends early: missing {kind} record"
-            elif head == previous:
-                why = f"too many {head} records: expected {kind}"
-            elif head in SCHEMA:
-                why = f"{head} record out of place: expected {kind}"
-            else:
-                why = f"unknown record {head!r}: expected {kind}"
-            raise TraceParseError(why, number, 1, source)
-        cls, fields = SCHEMA[kind]
-        values = parse_record(line, number, kind, fields, source)
-        for name, value in fixed:
-            found = values[name.replace("-", "_")]
-            if found != value:
-                column = line.index(f" {name}=") + len(name) + 3
-                raise TraceParseError(
-                    f"{kind} {name}={found} out of order: expected {name}={value} here", number, column, source
-                )
-        records.append(cls(**values))
-    end_number = len(LAYOUT) + 2
-    if len(lines) < end_number:
-        raise TraceParseError(f"missing final {END!r} line", len(lines), len(lines[-1]) + 1, source)
-    if lines[end_number - 1] != END:
-        head = lines[end_number - 1].split(" ", 1)[0]
-        raise TraceParseError(f"expected {END!r}, found {head!r}", end_number, 1, source)
-    if len(lines) > end_number:
-        raise TraceParseError(f"text continues after {END!r}", end_number + 1, 1, source)
-    return records
+render = LAYOUT.render
+parse = LAYOUT.parse  # any deviation raises TraceParseError with its line and column
+all_keys = LAYOUT.keys  # every fact key of this version, in trace order, known without running anything
