@@ -51,7 +51,7 @@ def _ch24() -> RunResult:
     return RunResult(run.trace_text, run.report_text, run.facts, {"trace": run.trace, "run": run})
 
 
-_ENGINE = (PACKAGE_DIR / "autograd", PACKAGE_DIR / "nn.py", PACKAGE_DIR / "trace", PACKAGE_DIR / "facts.py")
+_ENGINE = tuple(PACKAGE_DIR / name for name in ("autograd", "nn.py", "trace", "facts.py", "fixtures.py"))
 
 
 def _evidence(slug: str) -> Callable[[], RunResult]:

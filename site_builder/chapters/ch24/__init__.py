@@ -6,8 +6,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...fixtures import FixtureError
 from . import trace as trace_format
-from .fixtures import Constants, FixtureError, Fixtures, run_fixtures
+from .fixtures import Constants, Fixtures, run_fixtures
 from .report import CHAPTER, NEXT, parse_report, render_report
 from .trace import Trace, parse, render
 
