@@ -81,7 +81,7 @@ def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> Page
         golden_trace=folder / "golden" / "trace.txt",
         golden_report=None,
         run=_evidence(slug),
-        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24" / "fixtures.py", PACKAGE_DIR / "chapters" / "chart.py", folder),
+        sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "chart.py", folder),
         downloads={f"{trace_id}.trace.txt": "trace"},
         shows=trace_format.all_keys(),  # every field of the trace appears on its page
     )
