@@ -2,6 +2,7 @@
 # (set up, then run every test). Everything else here serves those two.
 
 PYTHON ?= python3
+export NO_MKDOCS_2_WARNING := 1
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

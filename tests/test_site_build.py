@@ -596,3 +596,20 @@ def test_regions_name_what_is_wrong(tmp_path):
     for name, why in (("absent", "not found in m.py"), ("open", "has no '# endregion: open'"), ("twice", "appears 2 times")):
         with pytest.raises(RegionError, match=re.escape(why)):
             extract_region(tmp_path, "m.py", name)
+
+
+def test_two_cold_builds_are_byte_identical(tmp_path):
+    """Same commit, empty caches both times: identical pages, diagrams, downloads and sitemap."""
+    outputs = []
+    for n in range(2):
+        root = tmp_path / f"copy{n}"
+        root.mkdir()
+        project = Project(root, tmp_path / f"cache{n}")
+        done = project.build()
+        assert done.returncode == 0, done.stdout + done.stderr
+        site = root / "site"
+        outputs.append({p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()})
+    assert outputs[0].keys() == outputs[1].keys()
+    differing = [name for name in outputs[0] if outputs[0][name] != outputs[1][name]]
+    assert differing == []
+    assert any(b"<svg" in content for content in outputs[0].values())
