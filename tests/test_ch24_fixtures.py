@@ -18,6 +18,8 @@ from site_builder.chapters.ch24.report import REPORT_KEYS, parse_report
 from site_builder.chapters.ch24.fixtures import objective
 from site_builder.cli import main as cli_main
 
+from trace_cases import fixture_error
+
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN_REPORT = ch24.GOLDEN_REPORT.read_text(encoding="utf-8")
 
@@ -76,24 +78,26 @@ def test_two_processes_give_byte_identical_trace_and_report():
     ],
 )
 def test_non_finite_values_fail_naming_the_fixture(field, value, fixture):
-    with pytest.raises(FixtureError) as info:
-        ch24.run(dataclasses.replace(Constants(), **{field: value}))
-    assert info.value.fixture == fixture
-    assert f"fixture '{fixture}'" in str(info.value)
-    assert "NaN" in str(info.value) or "infinity" in str(info.value)
+    error = fixture_error(lambda: ch24.run(dataclasses.replace(Constants(), **{field: value})), fixture)
+    assert "NaN" in str(error) or "infinity" in str(error)
 
 
 def test_a_nan_upstream_names_the_record():
-    with pytest.raises(FixtureError) as info:
-        ch24.run(dataclasses.replace(Constants(), upstream=(math.nan, 1.0)))
-    assert info.value.fixture == "primary"
-    assert "BACKWARD.upstream" in str(info.value)
+    bad = dataclasses.replace(Constants(), upstream=(math.nan, 1.0))
+    assert "BACKWARD.upstream" in str(fixture_error(lambda: ch24.run(bad), "primary"))
 
 
 def test_properties_are_verified_before_they_are_written():
     # A branch that broadcasts nothing is fine; a gradient check with an impossible tolerance is not.
-    with pytest.raises(FixtureError, match="gradient-check"):
-        ch24.run(dataclasses.replace(Constants(), gradcheck_tolerance=0.0, gradcheck_step=1e-1))
+    impossible = dataclasses.replace(Constants(), gradcheck_tolerance=0.0, gradcheck_step=1e-1)
+    fixture_error(lambda: ch24.run(impossible), "gradient-check")
+
+
+def test_fixture_error_is_the_shared_one_under_its_chapter_names():
+    import site_builder.chapters.ch24.fixtures
+    import site_builder.fixtures
+
+    assert FixtureError is site_builder.chapters.ch24.fixtures.FixtureError is site_builder.fixtures.FixtureError
 
 
 def test_gradient_check_objective_is_independent_numpy():

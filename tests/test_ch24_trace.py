@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +16,9 @@ from site_builder.chapters.ch24.trace import (
     parse,
     render,
 )
-from site_builder.trace import TraceParseError, format_real
+from site_builder.trace import format_real
+
+from trace_cases import Golden, assert_rejects, rejections
 
 GOLDEN = ch24.GOLDEN_TRACE.read_text(encoding="utf-8")
 
@@ -74,15 +75,7 @@ def test_parsed_trace_is_typed():
     assert trace.stack_gradient.parameters[3] == "residual.stack.3.branch.weight"
 
 
-def _replace_line(n: int, old: str, new: str) -> str:
-    lines = GOLDEN.split("\n")
-    assert old in lines[n - 1], (n, old)
-    lines[n - 1] = lines[n - 1].replace(old, new, 1)
-    return "\n".join(lines)
-
-
-def _column(n: int, needle: str) -> int:
-    return GOLDEN.split("\n")[n - 1].index(needle) + 1
+G = Golden(GOLDEN)
 
 
 # (description, text, expected line, expected column, words in the message)
@@ -92,48 +85,43 @@ def _cases():
     yield "missing final newline", GOLDEN[:-1], 16, len(lines[15]) + 1, "final newline"
     yield "doubled final newline", GOLDEN + "\n", 17, 1, "doubled final newline"
     yield "blank line", GOLDEN.replace("\nFORWARD", "\n\nFORWARD"), 3, 1, "blank line"
-    yield "trailing space", _replace_line(3, "-3.250000]", "-3.250000] "), 3, len(lines[2]) + 1, "trailing whitespace"
-    yield "negative zero", _replace_line(3, "input=[2.000000", "input=[-0.000000"), 3, _column(3, "[2.000000") + 1, "negative zero"
-    yield "five decimals", _replace_line(3, "output=[1.000000", "output=[1.00000"), 3, _column(3, "output=") + 8, "six decimals"
-    yield "exponent", _replace_line(3, "output=[1.000000", "output=[1e+00"), 3, _column(3, "output=") + 8, "six decimals"
-    yield "NaN", _replace_line(3, "output=[1.000000", "output=[nan"), 3, _column(3, "output=") + 8, "six decimals"
-    yield "leading plus", _replace_line(4, "input=[0.500000", "input=[+0.500000"), 4, _column(4, "input=[") + 7, "six decimals"
-    yield "space in vector", _replace_line(3, "[2.000000,-1.000000]", "[2.000000, -1.000000]"), 3, _column(3, "-1.000000]"), "contains no spaces"
-    yield "unknown field", _replace_line(3, "branch=", "brunch="), 3, _column(3, "branch="), "unknown field"
-    yield "fields out of order", _replace_line(
+    yield "trailing space", G.replaced(3, "-3.250000]", "-3.250000] "), 3, len(lines[2]) + 1, "trailing whitespace"
+    yield "negative zero", G.replaced(3, "input=[2.000000", "input=[-0.000000"), 3, G.column(3, "[2.000000") + 1, "negative zero"
+    yield "five decimals", G.replaced(3, "output=[1.000000", "output=[1.00000"), 3, G.column(3, "output=") + 8, "six decimals"
+    yield "exponent", G.replaced(3, "output=[1.000000", "output=[1e+00"), 3, G.column(3, "output=") + 8, "six decimals"
+    yield "NaN", G.replaced(3, "output=[1.000000", "output=[nan"), 3, G.column(3, "output=") + 8, "six decimals"
+    yield "leading plus", G.replaced(4, "input=[0.500000", "input=[+0.500000"), 4, G.column(4, "input=[") + 7, "six decimals"
+    yield "space in vector", G.replaced(3, "[2.000000,-1.000000]", "[2.000000, -1.000000]"), 3, G.column(3, "-1.000000]"), "contains no spaces"
+    yield "unknown field", G.replaced(3, "branch=", "brunch="), 3, G.column(3, "branch="), "unknown field"
+    yield "fields out of order", G.replaced(
         3,
         "branch=[-1.000000,-2.250000] output=[1.000000,-3.250000]",
         "output=[1.000000,-3.250000] branch=[-1.000000,-2.250000]",
-    ), 3, _column(3, "branch="), "out of order"
-    yield "missing field", _replace_line(3, " output=[1.000000,-3.250000]", ""), 3, len(lines[2]) - len(" output=[1.000000,-3.250000]") + 1, "missing field"
-    yield "extra field", _replace_line(14, "passed=true", "passed=true extra=1"), 14, _column(14, "passed=true") + len("passed=true "), "extra field"
-    yield "bad bool", _replace_line(14, "passed=true", "passed=yes"), 14, _column(14, "passed=") + 7, "true or false"
-    yield "bad shape", _replace_line(7, "branch=[2]", "branch=[2,]"), 7, _column(7, "branch=[2]") + 10, "dimension"
-    yield "bad x shape", _replace_line(5, "shape=2x2", "shape=2*2"), 5, _column(5, "shape=") + 6, "shape like 2x2"
+    ), 3, G.column(3, "branch="), "out of order"
+    yield "missing field", G.replaced(3, " output=[1.000000,-3.250000]", ""), 3, len(lines[2]) - len(" output=[1.000000,-3.250000]") + 1, "missing field"
+    yield "extra field", G.replaced(14, "passed=true", "passed=true extra=1"), 14, G.column(14, "passed=true") + len("passed=true "), "extra field"
+    yield "bad bool", G.replaced(14, "passed=true", "passed=yes"), 14, G.column(14, "passed=") + 7, "true or false"
+    yield "bad shape", G.replaced(7, "branch=[2]", "branch=[2,]"), 7, G.column(7, "branch=[2]") + 10, "dimension"
+    yield "bad x shape", G.replaced(5, "shape=2x2", "shape=2*2"), 5, G.column(5, "shape=") + 6, "shape like 2x2"
     yield "duplicate record", GOLDEN.replace(lines[2] + "\n", lines[2] + "\n" + lines[2] + "\n"), 4, 1, "duplicate FORWARD"
     yield "missing record", GOLDEN.replace(lines[3] + "\n", ""), 4, 1, "missing BACKWARD"
-    yield "unknown record", _replace_line(6, "ZERO-BRANCH", "ZERO-BRUNCH"), 6, 1, "unknown record"
-    yield "stack depth out of order", _replace_line(9, "depth=1", "depth=2"), 9, 13, "depth"
+    yield "unknown record", G.replaced(6, "ZERO-BRANCH", "ZERO-BRUNCH"), 6, 1, "unknown record"
+    yield "stack depth out of order", G.replaced(9, "depth=1", "depth=2"), 9, 13, "expected depth=1"
     yield "missing END", GOLDEN.replace(lines[15] + "\n", ""), 15, len(lines[14]) + 1, "missing final"
     yield "wrong BEGIN", GOLDEN.replace("v1 BEGIN", "v2 BEGIN"), 1, 1, "first line"
     yield "text after END", GOLDEN + "STACK depth=0\n", 17, 1, "continues after"
     yield "extra STACK", GOLDEN.replace(lines[11] + "\n", lines[11] + "\n" + lines[11] + "\n"), 13, 1, "too many STACK"
-    yield "literal PROOF changed", _replace_line(15, "gradient=added", "gradient=ignored"), 15, _column(15, "gradient=") + 9, "expected 'added'"
+    yield "literal PROOF changed", G.replaced(15, "gradient=added", "gradient=ignored"), 15, G.column(15, "gradient=") + 9, "expected 'added'"
     yield "empty", "", 1, 1, "empty"
-    yield "name with space", _replace_line(2, "name=known-residual-linear", "name=Known"), 2, _column(2, "name=") + 5, "name"
+    yield "name with space", G.replaced(2, "name=known-residual-linear", "name=Known"), 2, G.column(2, "name=") + 5, "name"
 
 
 CASES = list(_cases())
 
 
-@pytest.mark.parametrize("text,line,column,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@rejections(CASES)
 def test_parser_rejects_with_line_and_column(text, line, column, words):
-    with pytest.raises(TraceParseError) as info:
-        parse(text, source="golden/trace.txt")
-    err = info.value
-    assert (err.line, err.column) == (line, column), str(err)
-    assert words.lower() in str(err).lower()
-    assert str(err).startswith(f"golden/trace.txt:{line}:{column}: ")
+    assert_rejects(parse, text, line, column, words, source="golden/trace.txt")
 
 
 def test_every_case_is_really_different_from_the_golden():

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from site_builder.chapters import claims
-from site_builder.chapters.ch24.fixtures import FixtureError
 from site_builder.chapters.claims import fixtures as fx
 from site_builder.chapters.claims.trace import (
     FAMILIES,
@@ -19,7 +18,9 @@ from site_builder.chapters.claims.trace import (
     parse,
     render,
 )
-from site_builder.trace import TraceParseError, format_real, format_sci
+from site_builder.trace import format_real, format_sci
+
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 C = fx.Constants()
 GOLDEN = claims.GOLDEN_TRACE.read_text(encoding="utf-8")
@@ -154,62 +155,35 @@ def test_a_wider_bar_flips_claim_5():
     ],
 )
 def test_nan_input_fails_naming_the_fixture(field, value, fixture):
-    with pytest.raises(FixtureError) as info:
-        claims.run(dataclasses.replace(C, **{field: value}))
-    assert info.value.fixture == fixture
-    assert f"fixture '{fixture}'" in str(info.value) and "NaN" in str(info.value)
+    assert "NaN" in str(fixture_error(lambda: claims.run(dataclasses.replace(C, **{field: value})), fixture))
 
 
 def test_an_engine_disagreeing_with_the_closed_form_fails_the_build(monkeypatch):
     monkeypatch.setattr(fx, "scalar_stack_gradient", lambda alpha, layers, residual: 1.0)
-    with pytest.raises(FixtureError, match="closed form") as info:
-        claims.run()
-    assert info.value.fixture == "claim-1-scalar-stack"
+    assert "closed form" in str(fixture_error(claims.run, "claim-1-scalar-stack"))
 
 
 # ------------------------------------------------------------------ parsing
-LINES = GOLDEN.split("\n")
+G = Golden(GOLDEN)
+VERDICT_1, STREAM_1 = G.number("VERDICT claim=1"), G.number("STREAM family=independent depth=1 ")
+SHORTCUT_10 = G.number("SCALED-SHORTCUT depth=10")
+CASES = [
+    G.value_case(
+        "verdict word", VERDICT_1, "verdict=does-not-hold", "verdict=false", "one of holds, does-not-hold, holds-narrowly"
+    ),
+    G.value_case("verdict claim order", VERDICT_1, "claim=1", "claim=2", "expected claim=1"),
+    G.value_case("stream family order", STREAM_1, "family=independent", "family=tanh", "expected family=independent"),
+    G.value_case(
+        "unknown family", STREAM_1, "family=independent", "family=quadratic", "one of independent, tanh, linear"
+    ),
+    G.value_case("shortcut depth", SHORTCUT_10, "depth=10", "depth=11", "expected depth=10"),
+    G.value_case("tiny value in fixed notation", 2, "plain=1.000000e-50", "plain=0.000000", "scientific"),
+]
 
 
-def _with(n: int, old: str, new: str) -> tuple[str, int]:
-    line = LINES[n - 1]
-    assert old in line, (n, line)
-    lines = list(LINES)
-    lines[n - 1] = line.replace(old, new, 1)
-    return "\n".join(lines), line.index(old) + 1
-
-
-def _line(prefix: str) -> int:
-    return next(i for i, line in enumerate(LINES, start=1) if line.startswith(prefix))
-
-
-def _cases():
-    n = _line("VERDICT claim=1")
-    text, col = _with(n, "verdict=does-not-hold", "verdict=false")
-    yield "verdict word", text, n, col + len("verdict="), "one of holds, does-not-hold, holds-narrowly"
-    text, col = _with(n, "claim=1", "claim=2")
-    yield "verdict claim order", text, n, col + len("claim="), "expected claim=1"
-    n = _line("STREAM family=independent depth=1 ")
-    text, col = _with(n, "family=independent", "family=tanh")
-    yield "stream family order", text, n, col + len("family="), "expected family=independent"
-    text, col = _with(n, "family=independent", "family=quadratic")
-    yield "unknown family", text, n, col + len("family="), "one of independent, tanh, linear"
-    n = _line("SCALED-SHORTCUT depth=10")
-    text, col = _with(n, "depth=10", "depth=11")
-    yield "shortcut depth", text, n, col + len("depth="), "expected depth=10"
-    text, col = _with(2, "plain=1.000000e-50", "plain=0.000000")
-    yield "tiny value in fixed notation", text, 2, col + len("plain="), "scientific"
-
-
-CASES = list(_cases())
-
-
-@pytest.mark.parametrize("text,line,column,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@rejections(CASES)
 def test_page_specific_rejections(text, line, column, words):
-    with pytest.raises(TraceParseError) as info:
-        parse(text, source="claims")
-    assert (info.value.line, info.value.column) == (line, column), str(info.value)
-    assert words in str(info.value)
+    assert_rejects(parse, text, line, column, words, source="claims")
 
 
 def test_facts_name_every_verdict_and_stream():

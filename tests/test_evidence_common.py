@@ -15,6 +15,8 @@ from site_builder.chapters import PAGES, RunResult, claims, deep_stack, identity
 from site_builder.cli import main as cli_main
 from site_builder.trace import SCI, NonFiniteValueError, TraceParseError, choice, format_sci
 
+from trace_cases import assert_rejects
+
 MODULES = {m.SLUG: m for m in (deep_stack, identity_init, path_expansion, claims)}
 SLUGS = list(MODULES)
 
@@ -120,12 +122,7 @@ CASES = [(slug, *case) for slug in SLUGS for case in _generic_cases(slug)]
 @pytest.mark.parametrize("slug,text,line,column,words", [c[:1] + c[2:] for c in CASES], ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_parser_rejects_with_line_and_column(slug, text, line, column, words):
     assert text != golden(slug)
-    with pytest.raises(TraceParseError) as info:
-        MODULES[slug].parse(text, source="golden/trace.txt")
-    err = info.value
-    assert (err.line, err.column) == (line, column), str(err)
-    assert words.lower() in str(err).lower(), str(err)
-    assert str(err).startswith(f"golden/trace.txt:{line}:{column}: ")
+    assert_rejects(MODULES[slug].parse, text, line, column, words, source="golden/trace.txt")
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -136,6 +133,7 @@ def test_every_repeated_record_rejects_a_duplicate(slug):
         with pytest.raises(TraceParseError) as info:
             MODULES[slug].parse(doubled)
         assert info.value.line == number + 1, (number, str(info.value))
+        assert "duplicate" in str(info.value) or "too many" in str(info.value), str(info.value)
 
 
 # ------------------------------------------------------------------ the shared kinds

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from site_builder.chapters import deep_stack
-from site_builder.chapters.ch24.fixtures import FixtureError
 from site_builder.chapters.deep_stack import fixtures as fx
 from site_builder.chapters.deep_stack.trace import DEPTHS, PUBLISHED_DEPTHS, parse
-from site_builder.trace import TraceParseError, format_real, format_sci
+from site_builder.trace import format_real, format_sci
+
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 C = fx.Constants()
 GOLDEN = deep_stack.GOLDEN_TRACE.read_text(encoding="utf-8")
@@ -100,9 +101,7 @@ def test_plain_gradient_vanishes_and_residual_does_not():
 def test_a_disagreement_between_engine_and_hand_fails_the_build(monkeypatch):
     real = fx.input_gradient_by_hand
     monkeypatch.setattr(fx, "input_gradient_by_hand", lambda *a, **k: real(*a, **k) * (1 + 1e-5))
-    with pytest.raises(FixtureError, match="disagree") as info:
-        deep_stack.run()
-    assert info.value.fixture == "deep-stack"
+    assert "disagree" in str(fixture_error(deep_stack.run, "deep-stack"))
 
 
 # ------------------------------------------------------------------ gradient check
@@ -123,10 +122,8 @@ def test_gradient_check_inputs_follow_the_spec():
 
 
 def test_a_gradient_check_above_the_bar_fails_the_build():
-    with pytest.raises(FixtureError) as info:
-        deep_stack.run(dataclasses.replace(C, gradcheck_step=1e-1, gradcheck_bar=1e-12))
-    assert info.value.fixture == "residual-block-gradient-check"
-    assert "bar" in str(info.value)
+    failing = dataclasses.replace(C, gradcheck_step=1e-1, gradcheck_bar=1e-12)
+    assert "bar" in str(fixture_error(lambda: deep_stack.run(failing), "residual-block-gradient-check"))
 
 
 # ------------------------------------------------------------------ NaN
@@ -135,52 +132,28 @@ def test_a_gradient_check_above_the_bar_fails_the_build():
     [("upstream", "deep-stack"), ("scale", "deep-stack"), ("gradcheck_step", "residual-block-gradient-check")],
 )
 def test_nan_input_fails_naming_the_fixture(field, fixture):
-    with pytest.raises(FixtureError) as info:
-        deep_stack.run(dataclasses.replace(C, **{field: math.nan}))
-    assert info.value.fixture == fixture
-    assert f"fixture '{fixture}'" in str(info.value) and "NaN" in str(info.value)
+    assert "NaN" in str(fixture_error(lambda: deep_stack.run(dataclasses.replace(C, **{field: math.nan})), fixture))
 
 
 # ------------------------------------------------------------------ page-specific parsing
-LINES = GOLDEN.split("\n")
+G = Golden(GOLDEN)
+CASES = [
+    G.value_case("depth out of order", 3, "depth=1 ", "depth=2 ", "expected depth=1"),
+    G.value_case("part does not match depth", 3, "part=published", "part=extended", "expected part=published"),
+    G.value_case("unknown part", 3, "part=published", "part=spec", "one of published, extended"),
+    G.value_case("plain norm in fixed notation", 3, "plain-norm=2.778871e+00", "plain-norm=2.778871", "scientific"),
+    G.value_case(
+        "residual norm in scientific notation", 3, "residual-norm=8.671100", "residual-norm=8.671100e+00", "six decimals"
+    ),
+    G.value_case("scientific negative zero", 15, "bar=1.000000e-04", "bar=-0.000000e+00", "negative zero"),
+    G.value_case("non-canonical exponent", 15, "bar=1.000000e-04", "bar=1.000000e-004", "canonical"),
+    G.value_case("bool", 15, "passed=true", "passed=1", "true or false"),
+]
 
 
-def _with(n: int, old: str, new: str) -> tuple[str, int]:
-    line = LINES[n - 1]
-    assert old in line
-    lines = list(LINES)
-    lines[n - 1] = line.replace(old, new, 1)
-    return "\n".join(lines), line.index(old) + 1
-
-
-def _cases():
-    text, col = _with(3, "depth=1 ", "depth=2 ")
-    yield "depth out of order", text, 3, col + len("depth="), "expected depth=1"
-    text, col = _with(3, "part=published", "part=extended")
-    yield "part does not match depth", text, 3, col + len("part="), "expected part=published"
-    text, col = _with(3, "part=published", "part=spec")
-    yield "unknown part", text, 3, col + len("part="), "one of published, extended"
-    text, col = _with(3, "plain-norm=2.778871e+00", "plain-norm=2.778871")
-    yield "plain norm in fixed notation", text, 3, col + len("plain-norm="), "scientific"
-    text, col = _with(3, "residual-norm=8.671100", "residual-norm=8.671100e+00")
-    yield "residual norm in scientific notation", text, 3, col + len("residual-norm="), "six decimals"
-    text, col = _with(15, "bar=1.000000e-04", "bar=-0.000000e+00")
-    yield "scientific negative zero", text, 15, col + len("bar="), "negative zero"
-    text, col = _with(15, "bar=1.000000e-04", "bar=1.000000e-004")
-    yield "non-canonical exponent", text, 15, col + len("bar="), "canonical"
-    text, col = _with(15, "passed=true", "passed=1")
-    yield "bool", text, 15, col + len("passed="), "true or false"
-
-
-CASES = list(_cases())
-
-
-@pytest.mark.parametrize("text,line,column,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@rejections(CASES)
 def test_page_specific_rejections(text, line, column, words):
-    with pytest.raises(TraceParseError) as info:
-        parse(text, source="deep-stack")
-    assert (info.value.line, info.value.column) == (line, column), str(info.value)
-    assert words in str(info.value)
+    assert_rejects(parse, text, line, column, words, source="deep-stack")
 
 
 def test_facts_carry_the_published_keys():

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from site_builder.chapters import identity_init
-from site_builder.chapters.ch24.fixtures import FixtureError
 from site_builder.chapters.identity_init import fixtures as fx
 from site_builder.chapters.identity_init.trace import DEPTHS, parse
-from site_builder.trace import TraceParseError, format_real, format_sci
+from site_builder.trace import format_real, format_sci
+
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 C = fx.Constants()
 GOLDEN = identity_init.GOLDEN_TRACE.read_text(encoding="utf-8")
@@ -88,59 +89,32 @@ def test_a_nonzero_gate_changes_the_trace():
 def test_a_disagreeing_alpha_gradient_fails_the_build(monkeypatch):
     real = np.sum
     monkeypatch.setattr(fx.np, "sum", lambda a, *k, **kw: real(a, *k, **kw) + 1.0)
-    with pytest.raises(FixtureError) as info:
-        fx.rezero_fixture(C, D)
-    assert info.value.fixture == "rezero"
+    fixture_error(lambda: fx.rezero_fixture(C, D), "rezero")
 
 
 @pytest.mark.parametrize(
     "field,fixture", [("alpha", "rezero"), ("he_gain", "he-init"), ("upstream", "zero-init-gradient")]
 )
 def test_nan_input_fails_naming_the_fixture(field, fixture):
-    with pytest.raises(FixtureError) as info:
-        identity_init.run(dataclasses.replace(C, **{field: math.nan}))
-    assert info.value.fixture == fixture
-    assert f"fixture '{fixture}'" in str(info.value) and "NaN" in str(info.value)
+    assert "NaN" in str(fixture_error(lambda: identity_init.run(dataclasses.replace(C, **{field: math.nan})), fixture))
 
 
 def test_nan_weights_fail_in_the_stack_fixtures():
     bad = dataclasses.replace(D, first=(np.full((128, 128), math.nan),) + D.first[1:])
-    with pytest.raises(FixtureError) as info:
-        fx.depth_rows(C, bad)
-    assert info.value.fixture == "zero-init"
+    fixture_error(lambda: fx.depth_rows(C, bad), "zero-init")
 
 
-LINES = GOLDEN.split("\n")
+G = Golden(GOLDEN)
+HE_DEVIATION = G.lines[2].split(" ")[4]  # he-deviation=... on the first DEPTH line
+CASES = [
+    G.value_case("depth out of order", 4, "depth=2 ", "depth=3 ", "expected depth=2"),
+    G.value_case("gradient depth", 9, "depth=32 ", "depth=16 ", "expected depth=32"),
+    G.value_case("he deviation in fixed notation", 3, HE_DEVIATION, "he-deviation=15.467214", "scientific"),
+    G.value_case("bool", 10, "identity-exact=true", "identity-exact=True", "true or false"),
+    G.value_case("negative zero", 2, "he-std=0.125000", "he-std=-0.000000", "negative zero"),
+]
 
 
-def _with(n: int, old: str, new: str) -> tuple[str, int]:
-    line = LINES[n - 1]
-    assert old in line, (n, line)
-    lines = list(LINES)
-    lines[n - 1] = line.replace(old, new, 1)
-    return "\n".join(lines), line.index(old) + 1
-
-
-def _cases():
-    text, col = _with(4, "depth=2 ", "depth=3 ")
-    yield "depth out of order", text, 4, col + len("depth="), "expected depth=2"
-    text, col = _with(9, "depth=32 ", "depth=16 ")
-    yield "gradient depth", text, 9, col + len("depth="), "expected depth=32"
-    old = LINES[2].split(" ")[4]  # he-deviation=...
-    text, col = _with(3, old, "he-deviation=15.467214")
-    yield "he deviation in fixed notation", text, 3, col + len("he-deviation="), "scientific"
-    text, col = _with(10, "identity-exact=true", "identity-exact=True")
-    yield "bool", text, 10, col + len("identity-exact="), "true or false"
-    text, col = _with(2, "he-std=0.125000", "he-std=-0.000000")
-    yield "negative zero", text, 2, col + len("he-std="), "negative zero"
-
-
-CASES = list(_cases())
-
-
-@pytest.mark.parametrize("text,line,column,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@rejections(CASES)
 def test_page_specific_rejections(text, line, column, words):
-    with pytest.raises(TraceParseError) as info:
-        parse(text, source="identity-init")
-    assert (info.value.line, info.value.column) == (line, column), str(info.value)
-    assert words in str(info.value)
+    assert_rejects(parse, text, line, column, words, source="identity-init")

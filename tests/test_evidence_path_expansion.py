@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from site_builder.chapters import PAGES, path_expansion
-from site_builder.chapters.ch24.fixtures import FixtureError
 from site_builder.chapters.path_expansion import fixtures as fx
 from site_builder.chapters.path_expansion.trace import BLOCKS, WIDTH, parse
-from site_builder.trace import TraceParseError, format_real
+from site_builder.trace import format_real
+
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 C = fx.Constants()
 GOLDEN = path_expansion.GOLDEN_TRACE.read_text(encoding="utf-8")
@@ -87,24 +88,19 @@ def test_paths_multiply_in_block_order():
 def test_disagreeing_jacobians_fail_the_build(monkeypatch):
     real = fx.product_jacobian
     monkeypatch.setattr(fx, "product_jacobian", lambda w: real(w) + 1e-9)
-    with pytest.raises(FixtureError, match="differ") as info:
-        path_expansion.run()
-    assert info.value.fixture == "path-expansion"
+    assert "differ" in str(fixture_error(path_expansion.run, "path-expansion"))
 
 
 def test_a_miscounted_length_fails_the_build(monkeypatch):
     real = fx.paths
     monkeypatch.setattr(fx, "paths", lambda w: real(w) + [((0, 1), np.zeros((WIDTH, WIDTH)))])
-    with pytest.raises(FixtureError, match="paths of length 2"):
-        path_expansion.run()
+    assert "paths of length 2" in str(fixture_error(path_expansion.run, "path-expansion"))
 
 
 @pytest.mark.parametrize("field,value", [("scale", math.nan), ("input", (math.nan, 1.0)), ("scale", math.inf)])
 def test_non_finite_input_fails_naming_the_fixture(field, value):
-    with pytest.raises(FixtureError) as info:
-        path_expansion.run(dataclasses.replace(C, **{field: value}))
-    assert info.value.fixture == "path-expansion" and "fixture 'path-expansion'" in str(info.value)
-    assert "NaN" in str(info.value) or "infinity" in str(info.value)
+    error = fixture_error(lambda: path_expansion.run(dataclasses.replace(C, **{field: value})), "path-expansion")
+    assert "NaN" in str(error) or "infinity" in str(error)
 
 
 def test_citation_reaches_the_template_context():
@@ -113,36 +109,16 @@ def test_citation_reaches_the_template_context():
     assert citation["arxiv"] == "1605.06431" and "Veit" in citation["authors"] and citation["year"] == "2016"
 
 
-LINES = GOLDEN.split("\n")
+G = Golden(GOLDEN)
+CASES = [
+    G.value_case("block out of order", 4, "block=2", "block=3", "expected block=2"),
+    G.value_case("length out of order", 8, "length=0", "length=1", "expected length=0"),
+    G.value_case("max difference in fixed notation", 7, "max-difference=", "max-difference=0.000000 x=", "scientific"),
+    G.value_case("five decimals short", 2, "scale=0.500000", "scale=0.5", "six decimals"),
+    G.value_case("leading zero count", 8, "count=1", "count=01", "integer"),
+]
 
 
-def _with(n: int, old: str, new: str) -> tuple[str, int]:
-    line = LINES[n - 1]
-    assert old in line, (n, line)
-    lines = list(LINES)
-    lines[n - 1] = line.replace(old, new, 1)
-    return "\n".join(lines), line.index(old) + 1
-
-
-def _cases():
-    text, col = _with(4, "block=2", "block=3")
-    yield "block out of order", text, 4, col + len("block="), "expected block=2"
-    text, col = _with(8, "length=0", "length=1")
-    yield "length out of order", text, 8, col + len("length="), "expected length=0"
-    text, col = _with(7, "max-difference=", "max-difference=0.000000 x=")
-    yield "max difference in fixed notation", text, 7, col + len("max-difference="), "scientific"
-    text, col = _with(2, "scale=0.500000", "scale=0.5")
-    yield "five decimals short", text, 2, col + len("scale="), "six decimals"
-    text, col = _with(8, "count=1", "count=01")
-    yield "leading zero count", text, 8, col + len("count="), "integer"
-
-
-CASES = list(_cases())
-
-
-@pytest.mark.parametrize("text,line,column,words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@rejections(CASES)
 def test_page_specific_rejections(text, line, column, words):
-    with pytest.raises(TraceParseError) as info:
-        parse(text, source="path-expansion")
-    assert (info.value.line, info.value.column) == (line, column), str(info.value)
-    assert words in str(info.value)
+    assert_rejects(parse, text, line, column, words, source="path-expansion")
