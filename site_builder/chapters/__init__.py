@@ -8,21 +8,14 @@ checker both iterate :data:`PAGES`; adding a page means adding a folder under
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
+
+from .runs import RunResult
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What one page's fixtures produced."""
-
-    trace_text: str
-    report_text: str | None
-    facts: Mapping[str, Any]  # provenance key -> value (see site_builder.facts)
-    context: Mapping[str, Any] = field(default_factory=dict)  # extra template context (typed trace, ...)
 
 
 @dataclass(frozen=True)
@@ -44,32 +37,23 @@ class PageSource:
     shows: tuple[str, ...] = ()
 
 
-def _ch24() -> RunResult:
-    from . import ch24
-
-    run = ch24.run()
-    return RunResult(run.trace_text, run.report_text, run.facts, {"trace": run.trace, "run": run})
-
-
-_ENGINE = tuple(PACKAGE_DIR / name for name in ("autograd", "nn.py", "trace", "facts.py", "fixtures.py"))
+# The code every page's run goes through: the engine, the trace rules, the facts, the shared run.
+_ENGINE = tuple(
+    PACKAGE_DIR / name for name in ("autograd", "nn.py", "trace", "facts.py", "fixtures.py", "chapters/runs.py")
+)
 
 
-def _evidence(slug: str) -> Callable[[], RunResult]:
-    """The run of an evidence page: its trace, its facts, and the typed trace for the template."""
+def _run(slug: str) -> Callable[[], RunResult]:
+    """The run of the page in folder ``slug``: its module's ``run()``, as the build reads it."""
 
     def run() -> RunResult:
-        import importlib
-
-        result = importlib.import_module(f"{__name__}.{slug}").run()
-        return RunResult(result.trace_text, None, result.facts, {**result.context, "run": result})
+        return importlib.import_module(f"{__name__}.{slug}").run().result()
 
     run.__name__ = f"_{slug}"
     return run
 
 
 def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> PageSource:
-    import importlib
-
     folder = PACKAGE_DIR / "chapters" / slug
     trace_format = importlib.import_module(f"{__name__}.{slug}.trace")
     return PageSource(
@@ -80,7 +64,7 @@ def _evidence_page(slug: str, title: str, page_path: str, trace_id: str) -> Page
         trace_id=trace_id,
         golden_trace=folder / "golden" / "trace.txt",
         golden_report=None,
-        run=_evidence(slug),
+        run=_run(slug),
         sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "chart.py", folder),
         downloads={f"{trace_id}.trace.txt": "trace"},
         shows=trace_format.all_keys(),  # every field of the trace appears on its page
@@ -96,7 +80,7 @@ PAGES: list[PageSource] = [
         trace_id="residual-connections-v1",
         golden_trace=PACKAGE_DIR / "chapters" / "ch24" / "golden" / "trace.txt",
         golden_report=PACKAGE_DIR / "chapters" / "ch24" / "golden" / "report.txt",
-        run=_ch24,
+        run=_run("ch24"),
         sources=(*_ENGINE, PACKAGE_DIR / "chapters" / "ch24"),
         downloads={"residual-connections-v1.trace.txt": "trace", "chapter-24-report.txt": "report"},
         shows=(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from ...fixtures import FixtureError
+from ..runs import PageRun
 from . import trace as trace_format
 from .fixtures import Constants, Fixtures, run_fixtures
 from .report import CHAPTER, NEXT, parse_report, render_report
@@ -40,16 +42,10 @@ REFERENCES: tuple[Reference, ...] = (
 
 
 @dataclass(frozen=True)
-class ChapterRun:
-    fixtures: Fixtures
-    trace: Trace
-    trace_text: str
-    report_text: str
+class ChapterRun(PageRun[Trace]):
+    """A run of the chapter's fixtures: besides the trace, the fixtures its facts and report read."""
 
-    @property
-    def facts(self) -> dict[str, object]:
-        """Provenance key -> value for everything the chapter page may show."""
-        return chapter_facts(self.fixtures)
+    fixtures: Fixtures = field(kw_only=True)
 
     @property
     def references(self) -> tuple[Reference, ...]:
@@ -57,6 +53,7 @@ class ChapterRun:
 
 
 def chapter_facts(fx: Fixtures) -> dict[str, object]:
+    """Provenance key -> value for everything the chapter page may show."""
     t = fx.trace
     out: dict[str, object] = dict(t.facts())
     out["REPORT.branch_parameter.values"] = fx.branch_weight
@@ -84,7 +81,9 @@ def chapter_facts(fx: Fixtures) -> dict[str, object]:
 
 def run(constants: Constants = Constants()) -> ChapterRun:
     fx = run_fixtures(constants)
-    return ChapterRun(fx, fx.trace, render(fx.trace), render_report(fx))
+    return ChapterRun(
+        fx.trace, render(fx.trace), partial(chapter_facts, fx), report_text=render_report(fx), fixtures=fx
+    )
 
 
 __all__ = [

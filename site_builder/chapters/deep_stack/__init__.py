@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from ..runs import PageRun
 from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
 from .trace import DEPTHS, EXTENDED_DEPTHS, PUBLISHED_DEPTHS, VERSION, Trace, parse, render
@@ -13,21 +14,6 @@ from .trace import DEPTHS, EXTENDED_DEPTHS, PUBLISHED_DEPTHS, VERSION, Trace, pa
 SLUG = "deep_stack"
 TITLE = "The gradient highway in a deep stack"
 GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
-
-
-@dataclass(frozen=True)
-class PageRun:
-    trace: Trace
-    trace_text: str
-
-    @property
-    def facts(self) -> dict[str, object]:
-        return page_facts(self.trace)
-
-    @property
-    def context(self) -> dict[str, object]:
-        """What the page template reads besides the facts: the typed trace and the drawn charts."""
-        return {"trace": self.trace, "charts": charts(self.trace, self.facts)}
 
 
 def page_facts(t: Trace) -> dict[str, object]:
@@ -50,9 +36,9 @@ def page_facts(t: Trace) -> dict[str, object]:
     return out
 
 
-def run(constants: Constants = Constants()) -> PageRun:
+def run(constants: Constants = Constants()) -> PageRun[Trace]:
     trace = run_fixtures(constants)
-    return PageRun(trace, render(trace))
+    return PageRun(trace, render(trace), partial(page_facts, trace), charts)
 
 
 __all__ = [

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
+from ..runs import PageRun
 from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
 from .trace import BLOCKS, VERSION, WIDTH, Trace, parse, render
@@ -23,21 +24,6 @@ CITATION = {
 }
 
 
-@dataclass(frozen=True)
-class PageRun:
-    trace: Trace
-    trace_text: str
-
-    @property
-    def facts(self) -> dict[str, object]:
-        return page_facts(self.trace)
-
-    @property
-    def context(self) -> dict[str, object]:
-        """What the page template reads besides the facts: the typed trace and the drawn charts."""
-        return {"trace": self.trace, "citation": CITATION, "charts": charts(self.trace, self.facts)}
-
-
 def page_facts(t: Trace) -> dict[str, object]:
     """Trace fields under their keys, plus the values the page derives from them."""
     out: dict[str, object] = dict(t.facts())
@@ -52,9 +38,9 @@ def page_facts(t: Trace) -> dict[str, object]:
     return out
 
 
-def run(constants: Constants = Constants()) -> PageRun:
+def run(constants: Constants = Constants()) -> PageRun[Trace]:
     trace = run_fixtures(constants)
-    return PageRun(trace, render(trace))
+    return PageRun(trace, render(trace), partial(page_facts, trace), charts, extra={"citation": CITATION})
 
 
 __all__ = [
