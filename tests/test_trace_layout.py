@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from site_builder.trace import INT, REAL, Field, Record, TraceLayout
+from site_builder.trace import INT, REAL, Field, LaidOut, Record, TraceLayout
 
 from trace_cases import Golden, assert_rejects, rejections
 
@@ -77,3 +77,19 @@ def test_rejects_with_line_and_column(text, line, column, words):
 def test_a_layout_that_could_not_be_read_back_is_refused(build, words):
     with pytest.raises(ValueError, match=re.escape(words)):
         build()
+
+
+@dataclass(frozen=True)
+class NamedToy(LaidOut):
+    head: Head
+    rows: tuple[Row, ...]
+
+
+NAMED_LAYOUT = TraceLayout("toy-v1", NamedToy, (HEAD, ROWS))
+
+
+def test_a_laid_out_trace_names_its_own_fields_with_its_layout():
+    assert NamedToy.layout is NAMED_LAYOUT
+    assert NamedToy(TOY.head, TOY.rows).facts() == LAYOUT.facts(TOY)
+    with pytest.raises(ValueError, match=re.escape("NamedToy is laid out by toy-v1 already")):
+        TraceLayout("toy-v2", NamedToy, (HEAD, ROWS))

@@ -19,7 +19,7 @@ from .format import (
     render_record,
     split_lines,
 )
-from .layout import Record, TraceLayout
+from .layout import LaidOut, Record, TraceLayout
 from .numbers import (
     NonFiniteValueError,
     format_bool,
@@ -33,7 +33,7 @@ from .numbers import (
 
 __all__ = [
     "BOOL", "INT", "NAME", "NAMES", "REAL", "SCI", "SHAPE", "SHAPE_X", "VECTOR",
-    "Field", "Kind", "NonFiniteValueError", "Record", "TraceLayout", "TraceParseError",
+    "Field", "Kind", "LaidOut", "NonFiniteValueError", "Record", "TraceLayout", "TraceParseError",
     "choice", "format_bool", "format_real", "format_sci", "format_shape_brackets", "format_shape_x", "format_vector",
     "literal", "parse_record", "render_record", "short_form", "split_lines",
 ]

@@ -9,7 +9,9 @@ values every line carries, in order. A :class:`TraceLayout` is those records in
 trace order; it reads a whole text strictly, reporting any unknown, missing,
 duplicate or out-of-order record or index value with its line and column, writes
 a typed trace back, and names every field under its provenance key
-(``CONFIG.seed``, ``DEPTH[20].survival``, ``STREAM[tanh,64].norm``).
+(``CONFIG.seed``, ``DEPTH[20].survival``, ``STREAM[tanh,64].norm``). A typed
+trace that derives from :class:`LaidOut` names its own fields with the layout
+declared for its class.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Generic, Iterable, Mapping, TypeVar
+from typing import Any, ClassVar, Generic, Iterable, Mapping, TypeVar
 
 from .format import Field, TraceParseError, parse_record, render_record, split_lines
 
@@ -82,6 +84,16 @@ class Record:
         return self.key({name: getattr(record, self.field(name).attribute) for name in self.index})
 
 
+class LaidOut:
+    """A typed trace whose :meth:`facts` come from the :class:`TraceLayout` declared for its class."""
+
+    layout: ClassVar[TraceLayout[Any]]
+
+    def facts(self) -> dict[str, Any]:
+        """Every field under its provenance key, in trace order: ``CONFIG.seed``, ``DEPTH[20].survival``, ..."""
+        return self.layout.facts(self)
+
+
 T = TypeVar("T")
 
 
@@ -101,6 +113,10 @@ class TraceLayout(Generic[T]):
         expected = sorted(f.name for f in dataclasses.fields(self.trace))
         if attrs != expected:
             raise ValueError(f"{self.version}: records fill {attrs}, but {self.trace.__name__} has {expected}")
+        if issubclass(self.trace, LaidOut):
+            if "layout" in vars(self.trace):
+                raise ValueError(f"{self.version}: {self.trace.__name__} is laid out by {self.trace.layout.version} already")
+            self.trace.layout = self
 
     @property
     def begin(self) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from ...trace import (
     BOOL,
@@ -15,6 +14,7 @@ from ...trace import (
     SHAPE_X,
     VECTOR,
     Field,
+    LaidOut,
     Record,
     TraceLayout,
     literal,
@@ -103,7 +103,7 @@ class Proof:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(LaidOut):
     config: Config
     forward: Forward
     backward: Backward
@@ -114,10 +114,6 @@ class Trace:
     stack_gradient: StackGradient
     gradcheck: GradCheck
     proof: Proof
-
-    def facts(self) -> dict[str, Any]:
-        """Every field under its provenance key: ``FORWARD.output``, ``STACK[4].plain``, ..."""
-        return LAYOUT.facts(self)
 
 
 # The sixteen lines, in order: each record kind with its fields (STACK repeats once per depth).

@@ -8,9 +8,8 @@ numbers in the records before it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ...trace import BOOL, INT, REAL, SCI, VECTOR, Field, Record, TraceLayout, choice
+from ...trace import BOOL, INT, REAL, SCI, VECTOR, Field, LaidOut, Record, TraceLayout, choice
 
 VERSION = "claims-v1"
 
@@ -119,7 +118,7 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(LaidOut):
     scalar_stack: ScalarStack
     cancelling_branch: CancellingBranch
     zero_branch_stack: ZeroBranchStack
@@ -135,10 +134,6 @@ class Trace:
 
     def stream(self, family: str) -> tuple[Stream, ...]:
         return tuple(r for r in self.streams if r.family == family)
-
-    def facts(self) -> dict[str, Any]:
-        """Every field under its key: ``VERDICT[1].verdict``, ``STREAM[tanh,64].norm``, ``GROWTH[linear].exponent``."""
-        return LAYOUT.facts(self)
 
 
 # One group of records per claim, then one VERDICT per claim.

@@ -7,9 +7,8 @@ span dozens of orders of magnitude, so they are written in ``%.6e``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ...trace import BOOL, INT, REAL, SCI, Field, Record, TraceLayout, choice
+from ...trace import BOOL, INT, REAL, SCI, Field, LaidOut, Record, TraceLayout, choice
 
 VERSION = "deep-stack-v1"
 
@@ -56,7 +55,7 @@ class GradCheck:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(LaidOut):
     config: Config
     depths: tuple[DepthRow, ...]
     gradcheck: GradCheck
@@ -66,10 +65,6 @@ class Trace:
             if row.depth == depth:
                 return row
         raise KeyError(f"no DEPTH record for depth {depth}")
-
-    def facts(self) -> dict[str, Any]:
-        """Every field under its provenance key: ``CONFIG.seed``, ``DEPTH[20].residual-norm``, ..."""
-        return LAYOUT.facts(self)
 
 
 LAYOUT = TraceLayout(

@@ -7,9 +7,8 @@ stack span many orders of magnitude, so they are written in ``%.6e``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ...trace import BOOL, INT, REAL, SCI, Field, Record, TraceLayout
+from ...trace import BOOL, INT, REAL, SCI, Field, LaidOut, Record, TraceLayout
 
 VERSION = "identity-init-v1"
 
@@ -57,15 +56,11 @@ class ReZero:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(LaidOut):
     config: Config
     depths: tuple[DepthRow, ...]
     zero_init_gradient: ZeroInitGradient
     rezero: ReZero
-
-    def facts(self) -> dict[str, Any]:
-        """Every field under its provenance key: ``CONFIG.width``, ``DEPTH[8].he-deviation``, ..."""
-        return LAYOUT.facts(self)
 
 
 LAYOUT = TraceLayout(

@@ -7,9 +7,8 @@ row-major vectors.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ...trace import INT, REAL, SCI, VECTOR, Field, Record, TraceLayout
+from ...trace import INT, REAL, SCI, VECTOR, Field, LaidOut, Record, TraceLayout
 
 VERSION = "path-expansion-v1"
 
@@ -52,15 +51,11 @@ class Length:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(LaidOut):
     config: Config
     branches: tuple[Branch, ...]
     jacobian: Jacobian
     lengths: tuple[Length, ...]
-
-    def facts(self) -> dict[str, Any]:
-        """Every field under its provenance key: ``BRANCH[1].weight``, ``LENGTH[2].count``, ..."""
-        return LAYOUT.facts(self)
 
 
 LAYOUT = TraceLayout(
