@@ -29,6 +29,7 @@ import jinja2
 
 from ..facts import FactBook
 from ..files import write_atomic
+from .templating import strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
 
@@ -85,15 +86,7 @@ def _finalize(value: Any) -> str:
 
 def dot_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
     """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
-    return jinja2.Environment(
-        loader=loader,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        finalize=_finalize,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    return strict_environment(loader, autoescape=False, finalize=_finalize)
 
 
 def html_label_escape(text: str) -> str:

@@ -1,10 +1,11 @@
-"""The Jinja environment for pages, and where in a template a failure happened."""
+"""The Jinja environments for pages and diagrams, and where in a template a failure happened."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import jinja2
 
@@ -19,16 +20,24 @@ class TemplateFailure(RuntimeError):
         super().__init__(where + message)
 
 
-def page_environment(templates_dir: Path) -> jinja2.Environment:
-    """Jinja for Markdown pages: strict about undefined names, HTML-escaping every plain value."""
+def strict_environment(loader: jinja2.BaseLoader, **escaping: Any) -> jinja2.Environment:
+    """Jinja as every template here is written: strict about undefined names, a block tag's line left out.
+
+    ``escaping`` says how a plain value is written (``autoescape``, ``finalize``).
+    """
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
-        autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        **escaping,
     )
+
+
+def page_environment(templates_dir: Path) -> jinja2.Environment:
+    """Jinja for Markdown pages: strict about undefined names, HTML-escaping every plain value."""
+    return strict_environment(jinja2.FileSystemLoader(str(templates_dir)), autoescape=True)
 
 
 def _display(path: str, base: Path) -> str:
