@@ -1,7 +1,9 @@
 """``python -m site_builder.render.runner PAGES-SPEC SLUG OUT``: run one page's fixtures, pickle the answer to OUT.
 
 The answer is ``{"ok": True, "result": RunResult}`` or ``{"ok": False, "message": ...,
-"file": ..., "line": ...}`` naming the innermost frame of our own code that failed.
+"file": ..., "line": ...}`` naming the innermost frame of our own code that failed. The
+shared value checks in ``site_builder/fixtures.py`` are passed over, so a failed check
+names the page's fixtures file that called it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import traceback
 from pathlib import Path
 
 
+# The checks every page's fixtures call: an error raised there belongs to the caller.
+_SHARED_CHECKS = Path(__file__).resolve().parents[1] / "fixtures.py"
+
+
 def _where(exc: BaseException) -> tuple[str | None, int | None]:
-    """The innermost frame outside the standard library and site-packages."""
+    """The innermost frame outside the standard library, site-packages, this runner and the shared checks."""
     found: tuple[str | None, int | None] = (None, None)
     for frame in traceback.extract_tb(exc.__traceback__):
         if "site-packages" in frame.filename or frame.filename.startswith(sys.prefix + os.sep + "lib"):
             continue
-        if frame.filename.endswith(os.sep + "runner.py"):
+        if frame.filename.endswith(os.sep + "runner.py") or Path(frame.filename).resolve() == _SHARED_CHECKS:
             continue
         found = (frame.filename, frame.lineno)
     return found

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...autograd import Tensor, check_gradients, parameter, tensor
-from ...fixtures import FixtureError
-from ...trace import format_real
+from ...fixtures import FixtureError, printed_vector
 from ...nn import Linear, ResidualShapeError, residual_add
 from .trace import (
     Backward,
@@ -65,14 +64,6 @@ class Fixtures:
     branch_weight_shape: tuple[int, ...]
     replays_bitwise: bool
     extra: dict[str, object] = field(default_factory=dict)
-
-
-def _finite(fixture: str, record: str, value: np.ndarray) -> tuple[float, ...]:
-    """The values as published: checked finite, then rounded to the six decimals the trace prints."""
-    array = np.asarray(value, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise FixtureError.non_finite(fixture, record, array)
-    return tuple(float(format_real(v)) for v in array.reshape(-1))
 
 
 # region: primary-fixture
@@ -226,47 +217,47 @@ def run_fixtures(c: Constants = Constants()) -> Fixtures:
 
     p = "primary"
     forward = Forward(
-        input=_finite(p, "FORWARD.input", primary["input"]),
-        branch=_finite(p, "FORWARD.branch", primary["branch"]),
-        output=_finite(p, "FORWARD.output", primary["output"]),
+        input=printed_vector(p, "FORWARD.input", primary["input"]),
+        branch=printed_vector(p, "FORWARD.branch", primary["branch"]),
+        output=printed_vector(p, "FORWARD.output", primary["output"]),
     )
     backward = Backward(
-        upstream=_finite(p, "BACKWARD.upstream", primary["upstream"]),
-        identity=_finite(p, "BACKWARD.identity", primary["identity_gradient"]),
-        branch=_finite(p, "BACKWARD.branch", primary["branch_gradient"]),
-        input=_finite(p, "BACKWARD.input", primary["input_gradient"]),
+        upstream=printed_vector(p, "BACKWARD.upstream", primary["upstream"]),
+        identity=printed_vector(p, "BACKWARD.identity", primary["identity_gradient"]),
+        branch=printed_vector(p, "BACKWARD.branch", primary["branch_gradient"]),
+        input=printed_vector(p, "BACKWARD.input", primary["input_gradient"]),
     )
     weight_shape = tuple(int(d) for d in primary["weight_shape"])
-    param = Parameter(c.branch_name, weight_shape, _finite(p, "PARAMETER.gradient", primary["weight_gradient"]))
+    param = Parameter(c.branch_name, weight_shape, printed_vector(p, "PARAMETER.gradient", primary["weight_gradient"]))
     zero_record = ZeroBranch(
-        output=_finite("zero-branch", "ZERO-BRANCH.output", zero["output"]),
-        input_gradient=_finite("zero-branch", "ZERO-BRANCH.input-gradient", zero["input_gradient"]),
-        weight_gradient=_finite("zero-branch", "ZERO-BRANCH.weight-gradient", zero["weight_gradient"]),
+        output=printed_vector("zero-branch", "ZERO-BRANCH.output", zero["output"]),
+        input_gradient=printed_vector("zero-branch", "ZERO-BRANCH.input-gradient", zero["input_gradient"]),
+        weight_gradient=printed_vector("zero-branch", "ZERO-BRANCH.weight-gradient", zero["weight_gradient"]),
         weight_gradient_nonzero=bool(zero["weight_gradient_nonzero"]),
     )
     stack_rows = tuple(
         StackRow(
             depth,
-            _finite("stack", f"STACK[{depth}].plain", pv),
-            _finite("stack", f"STACK[{depth}].residual", rv),
+            printed_vector("stack", f"STACK[{depth}].plain", pv),
+            printed_vector("stack", f"STACK[{depth}].residual", rv),
         )
         for depth, (pv, rv) in enumerate(zip(plain["values"], resid["values"]))  # type: ignore[arg-type]
     )
     for name, grad in zip(plain["names"] + resid["names"], plain["parameter_gradients"] + resid["parameter_gradients"]):  # type: ignore[operator]
-        values = _finite("stack", f"gradient of {name}", grad)
+        values = printed_vector("stack", f"gradient of {name}", grad)
         if not any(v != 0.0 for v in values):
             raise FixtureError("stack", f"parameter {name} received an all-zero gradient")
     stack_gradient = StackGradient(
-        plain=_finite("stack", "STACK-GRADIENT.plain", plain["input_gradient"]),  # type: ignore[arg-type]
-        residual=_finite("stack", "STACK-GRADIENT.residual", resid["input_gradient"]),  # type: ignore[arg-type]
+        plain=printed_vector("stack", "STACK-GRADIENT.plain", plain["input_gradient"]),  # type: ignore[arg-type]
+        residual=printed_vector("stack", "STACK-GRADIENT.residual", resid["input_gradient"]),  # type: ignore[arg-type]
         parameters=tuple(resid["names"]),  # type: ignore[arg-type]
     )
     for ch in check.checks:
-        _finite("gradient-check", f"GRADCHECK {ch.parameter}{list(ch.index)}", np.array([ch.analytic, ch.numeric]))
+        printed_vector("gradient-check", f"GRADCHECK {ch.parameter}{list(ch.index)}", np.array([ch.analytic, ch.numeric]))
     gradcheck = GradCheck(
         input_checks=check.count("x"),
         weight_checks=check.count("w"),
-        tolerance=_finite("gradient-check", "GRADCHECK.tolerance", np.array(c.gradcheck_tolerance))[0],
+        tolerance=printed_vector("gradient-check", "GRADCHECK.tolerance", np.array(c.gradcheck_tolerance))[0],
         passed=check.passed,
     )
 
@@ -285,7 +276,7 @@ def run_fixtures(c: Constants = Constants()) -> Fixtures:
     )
     return Fixtures(
         trace=trace,
-        branch_weight=_finite(p, "branch weight", np.array(c.branch_weight)),
+        branch_weight=printed_vector(p, "branch weight", np.array(c.branch_weight)),
         branch_weight_shape=weight_shape,
         replays_bitwise=replays,
         extra={"gradcheck": check},

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import Tensor, parameter, tensor
-from ...fixtures import FixtureError
+from ...fixtures import FixtureError, finite, printed_real, printed_sci, printed_vector
 from ...nn import Linear, residual_add
 from ...trace import format_real, format_sci
 from .trace import (
@@ -57,25 +57,6 @@ class Constants:
     exponent_bar: float = 0.1
 
 
-def _check(fixture: str, what: str, value) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise FixtureError.non_finite(fixture, what, array)
-    return array
-
-
-def _real(fixture: str, what: str, value) -> float:
-    return float(format_real(float(_check(fixture, what, value))))
-
-
-def _sci(fixture: str, what: str, value) -> float:
-    return float(format_sci(float(_check(fixture, what, value))))
-
-
-def _vector(fixture: str, what: str, value) -> tuple[float, ...]:
-    return tuple(float(format_real(v)) for v in _check(fixture, what, value).reshape(-1))
-
-
 # ---------------------------------------------------------------------------- claim 1
 # region: claim-1
 def scalar_stack_gradient(alpha: float, layers: int, *, residual: bool) -> float:
@@ -91,8 +72,8 @@ def scalar_stack_gradient(alpha: float, layers: int, *, residual: bool) -> float
 
 def claim_1(c: Constants) -> ScalarStack:
     fixture = "claim-1-scalar-stack"
-    residual = _check(fixture, "the residual gradient", scalar_stack_gradient(c.alpha, c.layers, residual=True))
-    plain = _check(fixture, "the plain gradient", scalar_stack_gradient(c.alpha, c.layers, residual=False))
+    residual = finite(fixture, "the residual gradient", scalar_stack_gradient(c.alpha, c.layers, residual=True))
+    plain = finite(fixture, "the plain gradient", scalar_stack_gradient(c.alpha, c.layers, residual=False))
     residual_closed, plain_closed = (1.0 + c.alpha) ** c.layers, c.alpha**c.layers
     for name, engine, closed in (("residual", residual, residual_closed), ("plain", plain, plain_closed)):
         if format_sci(float(engine)) != format_sci(closed):
@@ -100,13 +81,13 @@ def claim_1(c: Constants) -> ScalarStack:
     if plain == 0.0:
         raise FixtureError(fixture, "the plain gradient underflowed to zero: no gap can be measured")
     return ScalarStack(
-        alpha=_real(fixture, "SCALAR-STACK.alpha", c.alpha),
+        alpha=printed_real(fixture, "SCALAR-STACK.alpha", c.alpha),
         layers=c.layers,
-        residual=_sci(fixture, "SCALAR-STACK.residual", residual),
-        plain=_sci(fixture, "SCALAR-STACK.plain", plain),
-        residual_closed_form=_sci(fixture, "SCALAR-STACK.residual-closed-form", residual_closed),
-        plain_closed_form=_sci(fixture, "SCALAR-STACK.plain-closed-form", plain_closed),
-        log10_gap=_real(fixture, "SCALAR-STACK.log10-gap", math.log10(abs(float(residual)) / abs(float(plain)))),
+        residual=printed_sci(fixture, "SCALAR-STACK.residual", residual),
+        plain=printed_sci(fixture, "SCALAR-STACK.plain", plain),
+        residual_closed_form=printed_sci(fixture, "SCALAR-STACK.residual-closed-form", residual_closed),
+        plain_closed_form=printed_sci(fixture, "SCALAR-STACK.plain-closed-form", plain_closed),
+        log10_gap=printed_real(fixture, "SCALAR-STACK.log10-gap", math.log10(abs(float(residual)) / abs(float(plain)))),
         claimed_gap=c.claimed_gap,
     )
 # endregion: claim-1
@@ -128,11 +109,11 @@ def claim_2_cancel(c: Constants) -> CancellingBranch:
     y = residual_add(x, branch(x))
     y.backward_with_seed(np.array(c.upstream))
     return CancellingBranch(
-        input=_vector(fixture, "CANCELLING-BRANCH.input", c.input),
-        upstream=_vector(fixture, "CANCELLING-BRANCH.upstream", c.upstream),
-        output=_vector(fixture, "CANCELLING-BRANCH.output", y.data),
-        input_gradient=_vector(fixture, "CANCELLING-BRANCH.input-gradient", x.grad),
-        weight_gradient=_vector(fixture, "CANCELLING-BRANCH.weight-gradient", branch.weight.grad),
+        input=printed_vector(fixture, "CANCELLING-BRANCH.input", c.input),
+        upstream=printed_vector(fixture, "CANCELLING-BRANCH.upstream", c.upstream),
+        output=printed_vector(fixture, "CANCELLING-BRANCH.output", y.data),
+        input_gradient=printed_vector(fixture, "CANCELLING-BRANCH.input-gradient", x.grad),
+        weight_gradient=printed_vector(fixture, "CANCELLING-BRANCH.weight-gradient", branch.weight.grad),
     )
 
 
@@ -146,11 +127,11 @@ def claim_2_zero_stack(c: Constants) -> ZeroBranchStack:
         h = residual_add(h, Linear(np.zeros((n, n)), name=f"zero.{block}.branch.weight")(h))
     seed = np.array(c.upstream)
     h.backward_with_seed(seed)
-    gradient = _check(fixture, "the input gradient", x.grad)
+    gradient = finite(fixture, "the input gradient", x.grad)
     return ZeroBranchStack(
         depth=c.zero_depth,
-        upstream=_vector(fixture, "ZERO-BRANCH-STACK.upstream", seed),
-        input_gradient=_vector(fixture, "ZERO-BRANCH-STACK.input-gradient", gradient),
+        upstream=printed_vector(fixture, "ZERO-BRANCH-STACK.upstream", seed),
+        input_gradient=printed_vector(fixture, "ZERO-BRANCH-STACK.input-gradient", gradient),
         exact=bool(np.array_equal(gradient, seed)),
     )
 # endregion: claim-2
@@ -175,13 +156,13 @@ def claim_3(c: Constants, depth: int) -> ScaledShortcut:
     for block in range(depth):
         h = residual_add(h.scale(c.shortcut_scale), Linear(np.zeros((1, 1)), name=f"scaled.{block}.branch.weight")(h))
     h.backward_with_seed(np.ones(1))
-    gradient = float(_check(fixture, "the input gradient", x.grad)[0])
-    power = float(_check(fixture, "the power", c.shortcut_scale**depth))
+    gradient = float(finite(fixture, "the input gradient", x.grad)[0])
+    power = float(finite(fixture, "the power", c.shortcut_scale**depth))
     return ScaledShortcut(
         depth=depth,
-        scale=_real(fixture, "SCALED-SHORTCUT.scale", c.shortcut_scale),
-        gradient=_sci(fixture, f"SCALED-SHORTCUT[{depth}].gradient", gradient),
-        power=_sci(fixture, f"SCALED-SHORTCUT[{depth}].power", power),
+        scale=printed_real(fixture, "SCALED-SHORTCUT.scale", c.shortcut_scale),
+        gradient=printed_sci(fixture, f"SCALED-SHORTCUT[{depth}].gradient", gradient),
+        power=printed_sci(fixture, f"SCALED-SHORTCUT[{depth}].power", power),
         exact=gradient == power,
     )
 # endregion: claim-3
@@ -201,16 +182,16 @@ def claim_4(c: Constants) -> QuadraticStep:
     y = x + x.square().scale(c.quadratic_coefficient)
     y.backward_with_seed(c.quadratic_upstream)
     closed = c.quadratic_upstream * (1.0 + 2.0 * c.quadratic_coefficient * c.quadratic_x)
-    gradient = float(_check(fixture, "the input gradient", x.grad))
-    if format_real(gradient) != format_real(float(_check(fixture, "the closed form", closed))):
+    gradient = float(finite(fixture, "the input gradient", x.grad))
+    if format_real(gradient) != format_real(float(finite(fixture, "the closed form", closed))):
         raise FixtureError(fixture, f"engine {format_real(gradient)} != closed form {format_real(closed)}")
     return QuadraticStep(
-        x=_real(fixture, "QUADRATIC-STEP.x", c.quadratic_x),
-        coefficient=_real(fixture, "QUADRATIC-STEP.coefficient", c.quadratic_coefficient),
-        upstream=_real(fixture, "QUADRATIC-STEP.upstream", c.quadratic_upstream),
-        gradient=_real(fixture, "QUADRATIC-STEP.gradient", gradient),
-        closed_form=_real(fixture, "QUADRATIC-STEP.closed-form", closed),
-        claimed=_real(fixture, "QUADRATIC-STEP.claimed", c.quadratic_claimed),
+        x=printed_real(fixture, "QUADRATIC-STEP.x", c.quadratic_x),
+        coefficient=printed_real(fixture, "QUADRATIC-STEP.coefficient", c.quadratic_coefficient),
+        upstream=printed_real(fixture, "QUADRATIC-STEP.upstream", c.quadratic_upstream),
+        gradient=printed_real(fixture, "QUADRATIC-STEP.gradient", gradient),
+        closed_form=printed_real(fixture, "QUADRATIC-STEP.closed-form", closed),
+        claimed=printed_real(fixture, "QUADRATIC-STEP.claimed", c.quadratic_claimed),
     )
 # endregion: claim-4
 
@@ -265,13 +246,13 @@ def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
         for depth in STREAM_DEPTHS:
             norm, rms = measured[family][depth - 1]
             key = f"STREAM[{family},{depth}]"
-            norm, rms = _sci(fixture, f"{key}.norm", norm), _sci(fixture, f"{key}.branch-rms", rms)
-            law = _sci(fixture, f"{key}.sqrt-law", math.sqrt(depth) * rms)
-            rows.append(Stream(family, depth, norm, rms, law, _real(fixture, f"{key}.ratio", norm / law)))
+            norm, rms = printed_sci(fixture, f"{key}.norm", norm), printed_sci(fixture, f"{key}.branch-rms", rms)
+            law = printed_sci(fixture, f"{key}.sqrt-law", math.sqrt(depth) * rms)
+            rows.append(Stream(family, depth, norm, rms, law, printed_real(fixture, f"{key}.ratio", norm / law)))
         streams += rows
         fitted = [r for r in rows if r.depth >= c.fit_from]
-        exponent = _real(fixture, f"GROWTH[{family}].exponent", fit_exponent([r.depth for r in fitted], [r.norm for r in fitted]))
-        bar = _real(fixture, "GROWTH.bar", c.exponent_bar)
+        exponent = printed_real(fixture, f"GROWTH[{family}].exponent", fit_exponent([r.depth for r in fitted], [r.norm for r in fitted]))
+        bar = printed_real(fixture, "GROWTH.bar", c.exponent_bar)
         growth.append(Growth(family, c.fit_from, exponent, bar, sqrt_law_fits(exponent, bar)))
     return tuple(streams), tuple(growth)
 # endregion: claim-5

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import central_difference, parameter, tensor
-from ...fixtures import FixtureError
+from ...fixtures import FixtureError, finite, printed_real, printed_sci
 from ...trace import format_real, format_sci
 from .trace import DEPTHS, PUBLISHED_DEPTHS, Config, DepthRow, GradCheck, Trace
 
@@ -89,16 +89,7 @@ def input_gradient_by_hand(x0: np.ndarray, bank: list[np.ndarray], seed: np.ndar
 
 
 def _norm(fixture: str, what: str, gradient: np.ndarray) -> float:
-    if not np.all(np.isfinite(gradient)):
-        raise FixtureError.non_finite(fixture, what, gradient)
-    return float(np.linalg.norm(gradient))
-
-
-def _published(fixture: str, what: str, value: float, writer) -> float:
-    """The value as the trace prints it (finite, rounded by its writer)."""
-    if not math.isfinite(value):
-        raise FixtureError.non_finite(fixture, what, value)
-    return float(writer(value))
+    return float(np.linalg.norm(finite(fixture, what, gradient)))
 
 
 def depth_fixture(c: Constants, depth: int, bank: list[np.ndarray]) -> DepthRow:
@@ -121,13 +112,11 @@ def depth_fixture(c: Constants, depth: int, bank: list[np.ndarray]) -> DepthRow:
     return DepthRow(
         depth=depth,
         part="published" if depth in PUBLISHED_DEPTHS else "extended",
-        plain_norm=_published(fixture, f"DEPTH[{depth}].plain-norm", norms["plain"], format_sci),
-        plain_norm_by_hand=_published(fixture, f"DEPTH[{depth}].plain-norm-by-hand", norms["plain-by-hand"], format_sci),
-        residual_norm=_published(fixture, f"DEPTH[{depth}].residual-norm", norms["residual"], format_real),
-        residual_norm_by_hand=_published(
-            fixture, f"DEPTH[{depth}].residual-norm-by-hand", norms["residual-by-hand"], format_real
-        ),
-        survival=_published(fixture, f"DEPTH[{depth}].survival", norms["residual"] / upstream_norm, format_real),
+        plain_norm=printed_sci(fixture, f"DEPTH[{depth}].plain-norm", norms["plain"]),
+        plain_norm_by_hand=printed_sci(fixture, f"DEPTH[{depth}].plain-norm-by-hand", norms["plain-by-hand"]),
+        residual_norm=printed_real(fixture, f"DEPTH[{depth}].residual-norm", norms["residual"]),
+        residual_norm_by_hand=printed_real(fixture, f"DEPTH[{depth}].residual-norm-by-hand", norms["residual-by-hand"]),
+        survival=printed_real(fixture, f"DEPTH[{depth}].survival", norms["residual"] / upstream_norm),
     )
 
 
@@ -170,10 +159,10 @@ def gradient_check_fixture(c: Constants) -> tuple[GradCheck, list[float]]:
         seed=c.gradcheck_seed,
         width=c.gradcheck_width,
         rows=c.gradcheck_rows,
-        step=_published(fixture, "GRADCHECK.step", c.gradcheck_step, format_sci),
+        step=printed_sci(fixture, "GRADCHECK.step", c.gradcheck_step),
         checks=len(errors),
-        max_relative_error=_published(fixture, "GRADCHECK.max-relative-error", worst, format_sci),
-        bar=_published(fixture, "GRADCHECK.bar", c.gradcheck_bar, format_sci),
+        max_relative_error=printed_sci(fixture, "GRADCHECK.max-relative-error", worst),
+        bar=printed_sci(fixture, "GRADCHECK.bar", c.gradcheck_bar),
         passed=passed,
     )
     return record, errors
@@ -190,11 +179,11 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
         seed=c.seed,
         width=c.width,
         batch=c.batch,
-        scale=_published("deep-stack", "CONFIG.scale", c.scale, format_real),
+        scale=printed_real("deep-stack", "CONFIG.scale", c.scale),
         published_bank=c.published_bank,
         drawn=c.drawn,
         input_seed=c.input_seed,
-        upstream=_published("deep-stack", "CONFIG.upstream", c.upstream, format_real),
-        upstream_norm=_published("deep-stack", "CONFIG.upstream-norm", float(np.linalg.norm(upstream(c))), format_real),
+        upstream=printed_real("deep-stack", "CONFIG.upstream", c.upstream),
+        upstream_norm=printed_real("deep-stack", "CONFIG.upstream-norm", float(np.linalg.norm(upstream(c)))),
     )
     return Trace(config=config, depths=rows, gradcheck=gradcheck)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import Tensor, parameter, tensor
-from ...fixtures import FixtureError
+from ...fixtures import FixtureError, finite, printed_real, printed_sci
 from ...nn import Linear, residual_add
-from ...trace import format_real, format_sci
+from ...trace import format_real
 from .trace import DEPTHS, Config, DepthRow, ReZero, Trace, ZeroInitGradient
 
 
@@ -61,21 +61,6 @@ class Block:
         return self.second(self.first(h).relu())
 
 
-def _check(fixture: str, what: str, value: np.ndarray | float) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise FixtureError.non_finite(fixture, what, array)
-    return array
-
-
-def _real(fixture: str, what: str, value: float) -> float:
-    return float(format_real(float(_check(fixture, what, value))))
-
-
-def _sci(fixture: str, what: str, value: float) -> float:
-    return float(format_sci(float(_check(fixture, what, value))))
-
-
 # region: stack-fixture
 def stack_outputs(d: Draws, *, zero_second: bool) -> list[np.ndarray]:
     """Stream values after each block, depth 1 .. max(DEPTHS); one stack, read at every depth."""
@@ -95,8 +80,8 @@ def depth_rows(c: Constants, d: Draws) -> tuple[DepthRow, ...]:
     x_norm = float(np.linalg.norm(d.x))
     rows = []
     for depth in DEPTHS:
-        z = _check("zero-init", f"the depth-{depth} output", zero[depth - 1])
-        h = _check("he-init", f"the depth-{depth} output", he[depth - 1])
+        z = finite("zero-init", f"the depth-{depth} output", zero[depth - 1])
+        h = finite("he-init", f"the depth-{depth} output", he[depth - 1])
         exact = bool(np.array_equal(z, d.x))
         if not exact:
             raise FixtureError("zero-init", f"a stack of {depth} zero-initialized blocks changed its input")
@@ -104,10 +89,10 @@ def depth_rows(c: Constants, d: Draws) -> tuple[DepthRow, ...]:
         rows.append(
             DepthRow(
                 depth=depth,
-                zero_init_deviation=_real("zero-init", f"DEPTH[{depth}].zero-init-deviation", float(np.linalg.norm(z - d.x))),
+                zero_init_deviation=printed_real("zero-init", f"DEPTH[{depth}].zero-init-deviation", float(np.linalg.norm(z - d.x))),
                 zero_init_exact=exact,
-                he_deviation=_sci("he-init", f"DEPTH[{depth}].he-deviation", deviation),
-                he_relative=_sci("he-init", f"DEPTH[{depth}].he-relative", deviation / x_norm),
+                he_deviation=printed_sci("he-init", f"DEPTH[{depth}].he-deviation", deviation),
+                he_relative=printed_sci("he-init", f"DEPTH[{depth}].he-relative", deviation / x_norm),
             )
         )
     return tuple(rows)
@@ -125,16 +110,16 @@ def zero_init_gradient(c: Constants, d: Draws) -> ZeroInitGradient:
     seed = np.full(h.shape, c.upstream)
     h.backward_with_seed(seed)
     assert x.grad is not None
-    exact = bool(np.array_equal(_check(fixture, "the input gradient", x.grad), seed))
+    exact = bool(np.array_equal(finite(fixture, "the input gradient", x.grad), seed))
     if not exact:
         raise FixtureError(fixture, "the input gradient of a zero-initialized stack is not the upstream gradient")
-    second = [_check(fixture, f"{b.second.name} gradient", b.second.weight.grad) for b in blocks]
-    first = [_check(fixture, f"{b.first.name} gradient", b.first.weight.grad) for b in blocks]
+    second = [finite(fixture, f"{b.second.name} gradient", b.second.weight.grad) for b in blocks]
+    first = [finite(fixture, f"{b.first.name} gradient", b.first.weight.grad) for b in blocks]
     return ZeroInitGradient(
         depth=len(blocks),
         input_gradient_exact=exact,
-        second_layer_gradient_norm=_real(fixture, "second-layer gradient norm", math.sqrt(sum(float(np.sum(g * g)) for g in second))),
-        first_layer_gradient_norm=_real(fixture, "first-layer gradient norm", math.sqrt(sum(float(np.sum(g * g)) for g in first))),
+        second_layer_gradient_norm=printed_real(fixture, "second-layer gradient norm", math.sqrt(sum(float(np.sum(g * g)) for g in second))),
+        first_layer_gradient_norm=printed_real(fixture, "first-layer gradient norm", math.sqrt(sum(float(np.sum(g * g)) for g in first))),
     )
 # endregion: zero-init-gradient
 
@@ -150,22 +135,22 @@ def rezero_fixture(c: Constants, d: Draws) -> ReZero:
     y = residual_add(x, branch * alpha)
     upstream = np.full(y.shape, c.upstream)
     y.backward_with_seed(upstream)
-    out = _check(fixture, "the output", y.data)
-    f = _check(fixture, "F(x)", branch.data)
+    out = finite(fixture, "the output", y.data)
+    f = finite(fixture, "F(x)", branch.data)
     by_hand = float(np.sum(upstream * f))  # ȳ · F(x)
-    engine = float(_check(fixture, "the alpha gradient", alpha.grad))
+    engine = float(finite(fixture, "the alpha gradient", alpha.grad))
     if format_real(engine) != format_real(by_hand):
         raise FixtureError(fixture, f"engine dL/dalpha {format_real(engine)} != upstream . F(x) {format_real(by_hand)}")
-    weights = [_check(fixture, f"{layer.name} gradient", layer.weight.grad) for layer in (block.first, block.second)]
+    weights = [finite(fixture, f"{layer.name} gradient", layer.weight.grad) for layer in (block.first, block.second)]
     exact = bool(np.array_equal(out, d.x))
     return ReZero(
-        alpha=_real(fixture, "REZERO.alpha", c.alpha),
-        deviation=_real(fixture, "REZERO.deviation", float(np.linalg.norm(out - d.x))),
+        alpha=printed_real(fixture, "REZERO.alpha", c.alpha),
+        deviation=printed_real(fixture, "REZERO.deviation", float(np.linalg.norm(out - d.x))),
         identity_exact=exact,
-        branch_output_norm=_real(fixture, "REZERO.branch-output-norm", float(np.linalg.norm(f))),
-        alpha_gradient=_real(fixture, "REZERO.alpha-gradient", engine),
-        alpha_gradient_by_hand=_real(fixture, "REZERO.alpha-gradient-by-hand", by_hand),
-        branch_gradient_norm=_real(fixture, "REZERO.branch-gradient-norm", math.sqrt(sum(float(np.sum(g * g)) for g in weights))),
+        branch_output_norm=printed_real(fixture, "REZERO.branch-output-norm", float(np.linalg.norm(f))),
+        alpha_gradient=printed_real(fixture, "REZERO.alpha-gradient", engine),
+        alpha_gradient_by_hand=printed_real(fixture, "REZERO.alpha-gradient-by-hand", by_hand),
+        branch_gradient_norm=printed_real(fixture, "REZERO.branch-gradient-norm", math.sqrt(sum(float(np.sum(g * g)) for g in weights))),
     )
 # endregion: rezero-fixture
 
@@ -177,9 +162,9 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
         hidden=c.width,
         rows=c.rows,
         seed=c.seed,
-        he_gain=_real("he-init", "CONFIG.he-gain", c.he_gain),
-        he_std=_real("he-init", "CONFIG.he-std", math.sqrt(c.he_gain / c.width)),
-        input_norm=_real("zero-init", "CONFIG.input-norm", float(np.linalg.norm(d.x))),
-        upstream=_real("zero-init-gradient", "CONFIG.upstream", c.upstream),
+        he_gain=printed_real("he-init", "CONFIG.he-gain", c.he_gain),
+        he_std=printed_real("he-init", "CONFIG.he-std", math.sqrt(c.he_gain / c.width)),
+        input_norm=printed_real("zero-init", "CONFIG.input-norm", float(np.linalg.norm(d.x))),
+        upstream=printed_real("zero-init-gradient", "CONFIG.upstream", c.upstream),
     )
     return Trace(config, depth_rows(c, d), zero_init_gradient(c, d), rezero_fixture(c, d))

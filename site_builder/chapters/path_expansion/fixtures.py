@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import parameter
-from ...fixtures import FixtureError
+from ...fixtures import FixtureError, finite, printed_vector
 from ...nn import Linear, residual_add
 from ...trace import format_real, format_sci
 from .trace import BLOCKS, WIDTH, Branch, Config, Jacobian, Length, Trace
@@ -75,25 +75,14 @@ def autograd_jacobian(weights: list[np.ndarray], x0: tuple[float, ...]) -> np.nd
 # endregion: engine-jacobian
 
 
-def _check(fixture: str, what: str, value) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
-    if not np.all(np.isfinite(array)):
-        raise FixtureError.non_finite(fixture, what, array)
-    return array
-
-
-def _vector(fixture: str, what: str, value) -> tuple[float, ...]:
-    return tuple(float(format_real(v)) for v in _check(fixture, what, value).reshape(-1))
-
-
 def run_fixtures(c: Constants = Constants()) -> Trace:
     fixture = "path-expansion"
-    weights = [_check(fixture, f"BRANCH[{n}].weight", w) for n, w in enumerate(branch_weights(c), start=1)]
-    _check(fixture, "the input", np.array(c.input))
-    product = _check(fixture, "the product Jacobian", product_jacobian(weights))
+    weights = [finite(fixture, f"BRANCH[{n}].weight", w) for n, w in enumerate(branch_weights(c), start=1)]
+    finite(fixture, "the input", np.array(c.input))
+    product = finite(fixture, "the product Jacobian", product_jacobian(weights))
     expansion = paths(weights)
-    path_sum = _check(fixture, "the path sum", sum((term for _, term in expansion), np.zeros((WIDTH, WIDTH))))
-    engine = _check(fixture, "the engine Jacobian", autograd_jacobian(weights, c.input))
+    path_sum = finite(fixture, "the path sum", sum((term for _, term in expansion), np.zeros((WIDTH, WIDTH))))
+    engine = finite(fixture, "the engine Jacobian", autograd_jacobian(weights, c.input))
     difference = max(
         float(np.max(np.abs(a - b))) for a, b in ((product, path_sum), (product, engine), (path_sum, engine))
     )
@@ -110,9 +99,9 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
             Length(
                 length=length,
                 count=len(terms),
-                sum=_vector(fixture, f"LENGTH[{length}].sum", total),
-                sum_norm=_vector(fixture, f"LENGTH[{length}].sum-norm", np.linalg.norm(total))[0],
-                mean_path_norm=_vector(
+                sum=printed_vector(fixture, f"LENGTH[{length}].sum", total),
+                sum_norm=printed_vector(fixture, f"LENGTH[{length}].sum-norm", np.linalg.norm(total))[0],
+                mean_path_norm=printed_vector(
                     fixture, f"LENGTH[{length}].mean-path-norm", np.mean([np.linalg.norm(t) for t in terms])
                 )[0],
             )
@@ -120,12 +109,12 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
     return Trace(
         config=Config(blocks=BLOCKS, width=WIDTH, seed=c.seed, scale=float(format_real(c.scale))),
         branches=tuple(
-            Branch(n, _vector(fixture, f"BRANCH[{n}].weight", w)) for n, w in enumerate(weights, start=1)
+            Branch(n, printed_vector(fixture, f"BRANCH[{n}].weight", w)) for n, w in enumerate(weights, start=1)
         ),
         jacobian=Jacobian(
-            product=_vector(fixture, "JACOBIAN.product", product),
-            path_sum=_vector(fixture, "JACOBIAN.path-sum", path_sum),
-            autograd=_vector(fixture, "JACOBIAN.autograd", engine),
+            product=printed_vector(fixture, "JACOBIAN.product", product),
+            path_sum=printed_vector(fixture, "JACOBIAN.path-sum", path_sum),
+            autograd=printed_vector(fixture, "JACOBIAN.autograd", engine),
             paths=len(expansion),
             max_difference=float(format_sci(difference)),
         ),
