@@ -28,23 +28,10 @@ from site_builder.autograd import (
     unbroadcast,
 )
 
-STEP = 1e-6
+from numeric_gradients import numeric_grad
 
 
 # --------------------------------------------------------------------------- helpers
-def numeric_grad(f: Callable[..., float], arrays: list[np.ndarray], wrt: int, h: float = STEP) -> np.ndarray:
-    """Central difference of the raw-NumPy scalar ``f(*arrays)`` w.r.t. ``arrays[wrt]``."""
-    base = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
-    grad = np.zeros_like(base[wrt])
-    for idx in np.ndindex(base[wrt].shape):
-        plus = [a.copy() for a in base]
-        minus = [a.copy() for a in base]
-        plus[wrt][idx] += h
-        minus[wrt][idx] -= h
-        grad[idx] = (float(f(*plus)) - float(f(*minus))) / (2.0 * h)
-    return grad
-
-
 def _uniform(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.uniform(-2.0, 2.0, size=shape)
 

@@ -15,23 +15,12 @@ import pytest
 from site_builder.autograd import Tensor, check_gradients, parameter, tensor
 from site_builder.nn import Linear, ResidualShapeError, residual_add
 
+from numeric_gradients import numeric_grad
+
 X = [2.0, -1.0]
 W = [[0.5, -1.0], [2.0, 0.25]]
 YBAR = np.array([1.0, 1.0])
 STACK_W = [[-0.25, 0.0], [0.0, -0.25]]
-
-
-def numeric_grad(f, arrays, wrt, h=1e-6):
-    """Central difference of the raw-NumPy scalar ``f(*arrays)`` w.r.t. ``arrays[wrt]``."""
-    base = [np.array(a, dtype=np.float64, copy=True) for a in arrays]
-    grad = np.zeros_like(base[wrt])
-    for idx in np.ndindex(base[wrt].shape):
-        plus = [a.copy() for a in base]
-        minus = [a.copy() for a in base]
-        plus[wrt][idx] += h
-        minus[wrt][idx] -= h
-        grad[idx] = (float(f(*plus)) - float(f(*minus))) / (2.0 * h)
-    return grad
 
 
 def leaves_reachable(root: Tensor) -> list[Tensor]:
