@@ -2,7 +2,8 @@
 
 ``built_site`` is the folder of a real ``mkdocs build --strict`` of this
 repository (the same command ``make site`` runs, into a temporary folder).
-Tests read it; none may write to it.
+Tests read it; none may write to it. ``prepared`` is the checker's set-up
+(one fresh run of every page's fixtures) for the test file that asks for it.
 """
 
 from __future__ import annotations
@@ -64,3 +65,11 @@ def site_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
 def built_site(site_build: SiteBuild) -> Path:
     """The folder of a strict build of this repository's site."""
     return site_build.site
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    """What ``site-builder check`` compares a site against: fresh facts and sources of every page."""
+    from site_builder import check
+
+    return check.setup()

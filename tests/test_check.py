@@ -22,11 +22,6 @@ REPO = Path(__file__).resolve().parent.parent
 PAGE = html_path(PAGES[0].page_path)
 
 
-@pytest.fixture(scope="module")
-def prepared() -> check.Setup:
-    return check.setup()
-
-
 def material(body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "") -> str:
     """A page shaped like Material's: title, navigation, content article."""
     return (

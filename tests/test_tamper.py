@@ -25,11 +25,6 @@ GENERATED = [html_path(p.page_path) for p in PAGES]
 SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 
 
-@pytest.fixture(scope="module")
-def prepared() -> check.Setup:
-    return check.setup()
-
-
 @pytest.fixture
 def site_copy(built_site: Path, tmp_path: Path) -> Path:
     target = tmp_path / "site"
