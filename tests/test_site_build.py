@@ -298,13 +298,12 @@ from site_builder.chapters import PAGES
 NAN_CHAPTER = """\
 import dataclasses
 
-from site_builder.chapters import PAGES as ALL, RunResult
+from site_builder.chapters import PAGES as ALL
 from site_builder.chapters import ch24
 
 
 def _run():
-    run = ch24.run(ch24.Constants(input=(float("nan"), -1.0)))
-    return RunResult(run.trace_text, run.report_text, run.facts, {"trace": run.trace, "run": run})
+    return ch24.run(ch24.Constants(input=(float("nan"), -1.0))).result()
 
 
 PAGES = [dataclasses.replace(p, run=_run) if p.slug == "ch24" else p for p in ALL]
@@ -346,6 +345,15 @@ class Project:
         assert old in content, f"{old!r} not in {relative}"
         path.write_text(content.replace(old, new, 1), encoding="utf-8")
 
+    def insert_before(self, relative: str, marker: str, line: str) -> int:
+        """Insert ``line`` before the first line that contains ``marker``; the inserted line's number."""
+        path = self.root / relative
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = next(i for i, text in enumerate(lines) if marker in text)
+        lines.insert(at, line)
+        path.write_text("".join(lines), encoding="utf-8")
+        return at + 1
+
     def build(self, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "mkdocs", "build", "--strict"],
@@ -358,6 +366,12 @@ class Project:
     def previous_site_intact(self) -> bool:
         leftovers = [p.name for p in self.root.iterdir() if p.name.startswith(".site-")]
         return (self.root / "site" / "index.html").read_text(encoding="utf-8") == PREVIOUS and not leftovers
+
+    def failure(self, **env: str) -> str:
+        """Build, expecting a failure: its one ERROR line. The previous site must be left as it was."""
+        message = the_error(self.build(**env))
+        assert self.previous_site_intact()
+        return message
 
 
 @pytest.fixture(scope="module")
@@ -394,81 +408,64 @@ def test_a_good_build_of_the_copy_replaces_the_previous_site(project):
 def test_missing_dot_fails_naming_graphviz_and_keeps_the_site(project, tmp_path):
     empty = tmp_path / "no-tools"
     empty.mkdir()
-    message = the_error(project.build(PATH=str(empty)))
+    message = project.failure(PATH=str(empty))
     assert "Graphviz's `dot` was not found; install the Debian package graphviz" in message
     assert "templates/ch24/" in message
-    assert project.previous_site_intact()
 
 
 def test_stale_golden_trace_names_file_line_and_refresh_command(project):
     project.edit("golden/ch24/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.000000]")
-    message = the_error(project.build())
+    message = project.failure()
     assert "golden/ch24/trace.txt:3:" in message
     assert "stale" in message and "output=[1.000000,-3.250000]" in message
     assert "`site-builder trace --write-golden`" in message
-    assert project.previous_site_intact()
 
 
 def test_stale_golden_report_names_its_refresh_command(project):
     project.edit("golden/ch24/report.txt", "residual_output=shape:[2] values:[1.000000,-3.250000]", "residual_output=shape:[2] values:[1.000000,-3.000000]")
-    message = the_error(project.build())
+    message = project.failure()
     assert "golden/ch24/report.txt:6:" in message
     assert "`site-builder report --write-golden`" in message
-    assert project.previous_site_intact()
 
 
 def test_malformed_golden_trace_names_line_and_column(project):
     project.edit("golden/ch24/trace.txt", "FORWARD input=[2.000000,", "FORWARD input=[2.0,")
-    message = the_error(project.build())
+    message = project.failure()
     assert re.search(r"golden/ch24/trace\.txt:3:\d+: ", message), message
     assert "six decimals" in message
-    assert project.previous_site_intact()
 
 
 def test_template_syntax_error_names_file_and_line(project):
-    path = project.root / "templates" / "ch24" / "page.md.j2"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith("## One formula"))
-    lines.insert(at, "{% if %}\n")
-    path.write_text("".join(lines), encoding="utf-8")
-    message = the_error(project.build())
-    assert f"templates/ch24/page.md.j2:{at + 1}: template syntax error" in message
-    assert project.previous_site_intact()
+    line = project.insert_before("templates/ch24/page.md.j2", "## One formula", "{% if %}\n")
+    message = project.failure()
+    assert f"templates/ch24/page.md.j2:{line}: template syntax error" in message
 
 
 def test_undefined_template_value_names_file_and_line(project):
-    path = project.root / "templates" / "ch24" / "_figure.html.j2"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if "<div class=\"evidence-panels\">" in line)
-    lines.insert(at, "{{ no_such_value }}\n")
-    path.write_text("".join(lines), encoding="utf-8")
-    message = the_error(project.build())
-    assert f"templates/ch24/_figure.html.j2:{at + 1}: undefined value" in message
+    line = project.insert_before("templates/ch24/_figure.html.j2", '<div class="evidence-panels">', "{{ no_such_value }}\n")
+    message = project.failure()
+    assert f"templates/ch24/_figure.html.j2:{line}: undefined value" in message
     assert "no_such_value" in message
-    assert project.previous_site_intact()
 
 
 def test_unknown_fact_names_template_line_and_key(project):
     project.edit("templates/ch24/page.md.j2", 'tv("CONFIG.shape", "shape")', 'tv("CONFIG.shapes", "shape")')
-    message = the_error(project.build())
+    message = project.failure()
     assert re.search(r"templates/ch24/page\.md\.j2:\d+: unknown fact 'CONFIG\.shapes'", message), message
-    assert project.previous_site_intact()
 
 
 def test_missing_source_region_is_named(project):
     project.edit("templates/ch24/page.md.j2", '"residual_add") }}', '"no-such-region") }}')
-    message = the_error(project.build())
+    message = project.failure()
     assert "source region 'no-such-region' not found in site_builder/nn.py" in message
     assert "templates/ch24/page.md.j2:" in message
-    assert project.previous_site_intact()
 
 
 def test_nan_in_a_fixture_names_the_fixture_and_its_file(tmp_path, shared_cache):
     project = Project(tmp_path, shared_cache, NAN_CHAPTER)
-    message = the_error(project.build())
+    message = project.failure()
     assert "fixture 'primary'" in message and "NaN" in message
     assert "site_builder/chapters/ch24/fixtures.py:" in message
-    assert project.previous_site_intact()
 
 
 def test_a_strict_mode_warning_keeps_the_previous_site(project):
