@@ -7,10 +7,12 @@ and aborted, so a page that depends on a CDN fails here. Screenshots land in
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import threading
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlparse
 
 import pytest
@@ -29,6 +31,9 @@ ARGS = [
 ]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
 PAGE_URLS = ["", *[p.page_path.removesuffix("index.md").removesuffix(".md") + ("" if p.page_path.endswith("index.md") else "/") for p in PAGES]]
+CHAPTER = PAGE_URLS[1]
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -84,6 +89,17 @@ class Visit:
         self.context.close()
 
 
+@contextlib.contextmanager
+def opened(browser: Browser, server: str, path: str = CHAPTER, **context_options) -> Iterator[Visit]:
+    """The page at ``path`` loaded in a fresh browser context with ``context_options``, closed afterwards."""
+    v = Visit(browser, server, **context_options)
+    try:
+        v.open(server + path)
+        yield v
+    finally:
+        v.close()
+
+
 def _shot(page: Page, name: str):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
@@ -91,36 +107,24 @@ def _shot(page: Page, name: str):
 
 @pytest.mark.parametrize("path", PAGE_URLS)
 def test_no_console_errors_and_no_foreign_requests(browser, server, path):
-    v = Visit(browser, server)
-    try:
-        v.open(server + path)
+    with opened(browser, server, path) as v:
         v.page.wait_for_timeout(300)
         assert v.errors == []
         assert v.foreign == []
-    finally:
-        v.close()
 
 
 @pytest.mark.parametrize("path", PAGE_URLS)
 def test_no_page_wide_horizontal_scroll_at_phone_width(browser, server, path):
-    v = Visit(browser, server, viewport={"width": 390, "height": 844}, device_scale_factor=1)
-    try:
-        page = v.open(server + path)
+    with opened(browser, server, path, viewport=PHONE, device_scale_factor=1) as v:
+        page = v.page
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{path or 'home'} scrolls sideways by {overflow}px at 390px"
         _shot(page, f"phone-{(path or 'home').strip('/').replace('/', '-')}")
-    finally:
-        v.close()
-
-
-def _chapter_url(server):
-    return server + PAGE_URLS[1]
 
 
 def test_wide_diagrams_scroll_inside_a_focusable_region(browser, server):
-    v = Visit(browser, server, viewport={"width": 390, "height": 844})
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server, viewport=PHONE) as v:
+        page = v.page
         svgs = page.locator("svg[role='img']")
         assert svgs.count() >= 2
         for i in range(svgs.count()):
@@ -130,14 +134,11 @@ def test_wide_diagrams_scroll_inside_a_focusable_region(browser, server):
                 region = svg.locator("xpath=ancestor::*[@tabindex='0'][1]")
                 assert region.count() == 1, "a wide diagram must scroll inside a focusable region"
                 assert region.get_attribute("aria-label") or region.get_attribute("aria-labelledby")
-    finally:
-        v.close()
 
 
 def test_everything_works_with_javascript_off(browser, server):
-    v = Visit(browser, server, java_script_enabled=False, viewport={"width": 1280, "height": 900})
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server, java_script_enabled=False, viewport=DESKTOP) as v:
+        page = v.page
         assert page.locator("svg[role='img']").count() >= 2
         for i in range(page.locator("svg[role='img']").count()):
             assert page.locator("svg[role='img']").nth(i).is_visible()
@@ -151,8 +152,6 @@ def test_everything_works_with_javascript_off(browser, server):
         assert details.get_attribute("open") is not None
         assert details.locator("[data-trace]").first.is_visible()
         _shot(page, "chapter-no-js")
-    finally:
-        v.close()
 
 
 def _diagram_colours(page: Page) -> dict[str, str]:
@@ -176,9 +175,8 @@ def _set_scheme(page: Page, scheme: str):
 
 
 def test_dark_palette_changes_diagram_colours(browser, server):
-    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server, viewport=DESKTOP) as v:
+        page = v.page
         _set_scheme(page, "default")
         light = _diagram_colours(page)
         _shot(page, "chapter-light")
@@ -190,27 +188,21 @@ def test_dark_palette_changes_diagram_colours(browser, server):
         assert light["edge"] != dark["edge"], "diagram lines must follow the palette"
         body_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert dark["text"] != body_bg, "diagram text must stay visible on the dark background"
-    finally:
-        v.close()
 
 
 def test_palette_toggle_switches_to_dark(browser, server):
-    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server, viewport=DESKTOP) as v:
+        page = v.page
         before = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         toggle = page.locator("form[data-md-component='palette'] label:visible").first
         toggle.click()
         after = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         assert before != after and {before, after} == {"default", "slate"}
-    finally:
-        v.close()
 
 
 def test_forced_colours_keep_dashed_and_double_cues(browser, server):
-    v = Visit(browser, server, viewport={"width": 1280, "height": 900})
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server, viewport=DESKTOP) as v:
+        page = v.page
         page.emulate_media(forced_colors="active")
         cues = page.evaluate(
             """() => {
@@ -226,14 +218,11 @@ def test_forced_colours_keep_dashed_and_double_cues(browser, server):
         assert cues["merges"] >= 1, "the merge keeps its double border"
         assert all(s not in ("none", "", "rgba(0, 0, 0, 0)") for s in cues["strokes"])
         _shot(page, "chapter-forced-colours")
-    finally:
-        v.close()
 
 
 def test_diagrams_have_accessible_names_and_descriptions(browser, server):
-    v = Visit(browser, server)
-    try:
-        page = v.open(_chapter_url(server))
+    with opened(browser, server) as v:
+        page = v.page
         svgs = page.locator("svg[role='img']")
         for i in range(svgs.count()):
             svg = svgs.nth(i)
@@ -244,17 +233,12 @@ def test_diagrams_have_accessible_names_and_descriptions(browser, server):
             assert all(t.strip() for t in texts)
         figure = page.locator("figure").first
         assert figure.get_attribute("aria-describedby") or figure.locator("figcaption").count() == 1
-    finally:
-        v.close()
 
 
 def test_palette_follows_the_system_colour_scheme(browser, server):
     for scheme in ("light", "dark"):
-        v = Visit(browser, server, viewport={"width": 1280, "height": 900}, color_scheme=scheme)
-        try:
-            page = v.open(_chapter_url(server))
+        with opened(browser, server, viewport=DESKTOP, color_scheme=scheme) as v:
+            page = v.page
             scheme_attr = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             assert scheme_attr == {"light": "default", "dark": "slate"}[scheme], "the palette follows the system setting"
             _shot(page, f"desktop-{scheme}")
-        finally:
-            v.close()
