@@ -22,21 +22,23 @@ class NonFiniteValueError(ValueError):
     """A fixture produced NaN or an infinity where a real number must be written."""
 
 
-def format_real(value: float) -> str:
+def _written(value: float, spec: str) -> str:
+    """``value`` as ``format(v, spec)`` prints it, a negative zero without its sign; never NaN or an infinity."""
     v = float(value)
     if not math.isfinite(v):
         raise NonFiniteValueError(f"cannot write {v!r}: NaN and infinities are never written")
-    text = format(v, ".6f")
-    return "0.000000" if text == "-0.000000" else text
+    text = format(v, spec)
+    return text[1:] if text == format(-0.0, spec) else text
+
+
+def format_real(value: float) -> str:
+    """Six decimals as ``format(v, ".6f")`` prints them; ``-0.000000`` is written ``0.000000``."""
+    return _written(value, ".6f")
 
 
 def format_sci(value: float) -> str:
     """Scientific notation as ``format(v, ".6e")`` prints it; ``-0.000000e+00`` is written ``0.000000e+00``."""
-    v = float(value)
-    if not math.isfinite(v):
-        raise NonFiniteValueError(f"cannot write {v!r}: NaN and infinities are never written")
-    text = format(v, ".6e")
-    return "0.000000e+00" if text == "-0.000000e+00" else text
+    return _written(value, ".6e")
 
 
 def format_vector(values: Iterable[float]) -> str:
