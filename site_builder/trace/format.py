@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from .numbers import (
     INT_RE,
@@ -24,6 +24,8 @@ from .numbers import (
     format_shape_x,
     format_vector,
 )
+
+V = TypeVar("V")
 
 
 class TraceParseError(ValueError):
@@ -64,20 +66,28 @@ def _read_sci(text: str) -> float:
     return value
 
 
+def _read_items(text: str, read: Callable[[str], V], start: int) -> tuple[V, ...]:
+    """Comma-separated items, each read by ``read``; a bad item's error points at its first character.
+
+    ``start`` is where ``text`` begins inside the value (1 after a vector's ``[``).
+    """
+    items: list[V] = []
+    offset = start
+    for item in text.split(","):
+        try:
+            items.append(read(item))
+        except ValueSyntaxError as exc:
+            raise ValueSyntaxError(str(exc), offset) from None
+        offset += len(item) + 1
+    return tuple(items)
+
+
 def _read_vector(text: str) -> tuple[float, ...]:
     if text.startswith("[") and not text.endswith("]"):
         raise ValueSyntaxError("vector is not closed by ']' (a vector contains no spaces)", len(text))
     if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
         raise ValueSyntaxError(f"expected a vector like [1.000000,-2.000000], found {text!r}")
-    values: list[float] = []
-    offset = 1
-    for item in text[1:-1].split(","):
-        try:
-            values.append(_read_real(item))
-        except ValueSyntaxError as exc:
-            raise ValueSyntaxError(str(exc), offset) from None
-        offset += len(item) + 1
-    return tuple(values)
+    return _read_items(text[1:-1], _read_real, start=1)
 
 
 def _read_shape_brackets(text: str) -> tuple[int, ...]:
@@ -125,15 +135,7 @@ def _read_name(text: str) -> str:
 
 
 def _read_names(text: str) -> tuple[str, ...]:
-    names: list[str] = []
-    offset = 0
-    for item in text.split(","):
-        try:
-            names.append(_read_name(item))
-        except ValueSyntaxError as exc:
-            raise ValueSyntaxError(str(exc), offset) from None
-        offset += len(item) + 1
-    return tuple(names)
+    return _read_items(text, _read_name, start=0)
 
 
 @dataclass(frozen=True)
