@@ -17,6 +17,23 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     }
 
 
+def _gradient_summary(t: Trace) -> str:
+    """What the chart shows, said only as far as the measured norms support it."""
+    first, last = t.depths[0], t.depths[-1]
+    plain = (
+        "The plain stack's norm falls as the stack deepens"
+        if last.plain_norm < first.plain_norm
+        else "The plain stack's norm does not fall overall"
+    )
+    floor = min(r.residual_norm for r in t.depths) >= t.config.upstream_norm
+    residual = (
+        "the residual stack stays at or above the upstream norm at every depth shown."
+        if floor
+        else "the residual stack drops below the upstream norm at some depth."
+    )
+    return f"{plain}; {residual}"
+
+
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
     last = t.depths[-1].depth
     at = f"DEPTH[{last}]"
@@ -28,8 +45,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             description=(
                 "Input-gradient norm against the number of tanh layers, on a logarithmic scale. Squares joined by "
                 "a solid line: the residual stack. Circles joined by a dashed line: the plain stack. A dotted "
-                "line marks the norm of the upstream gradient. The plain stack loses many orders of magnitude; "
-                "the residual stack never falls below the upstream norm."
+                "line marks the norm of the upstream gradient. " + _gradient_summary(t)
             ),
             x=Axis("depth (tanh layers)", "DERIVED.chart.depth-ticks", "count"),
             y=Axis("log₁₀ of the input-gradient norm", "DERIVED.chart.norm-exponents", "int", kind="exponent"),

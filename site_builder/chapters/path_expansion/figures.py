@@ -17,6 +17,13 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     }
 
 
+def _single_path_summary(t: Trace) -> str:
+    means = [k.mean_path_norm for k in t.lengths]
+    if all(a > b for a, b in zip(means, means[1:])):
+        return "A single path is weaker with every extra branch it passes through"
+    return "A single path is not always weaker when it passes through one more branch"
+
+
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
     lengths = [k.length for k in t.lengths]
     return {
@@ -41,8 +48,9 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Contribution of each path length to the Jacobian",
             description=(
                 "For each path length, a solid bar for the Frobenius norm of the sum of all its paths and an "
-                "outlined bar for the mean norm of a single path of that length. A single path shrinks as it "
-                "passes through more branches; the sum depends on how many paths there are and how they combine."
+                "outlined bar for the mean norm of a single path of that length. "
+                + _single_path_summary(t)
+                + "; the sum depends on how many paths there are and how they combine."
             ),
             categories_key="DERIVED.chart.lengths",
             category_format="count",
