@@ -15,6 +15,7 @@ Keys
     ``KEY[i]``                  element ``i`` of a vector-valued key (row-major)
     ``REPORT.name.part``        a report value the trace does not carry
     ``DERIVED.name``            a value computed by code from the above (named in the chapter)
+    ``MEASURED.name``           a value a fixture measured that the trace format has no field for
 
 Formats
     ``six``     six decimals, as the trace prints     ``short``   six-decimal value, trailing zeros dropped

@@ -161,3 +161,10 @@ def test_cli_reports_a_fixture_error_in_one_line(monkeypatch, capsys):
     assert cli_main(["trace"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fixture 'primary'" in err[0] and "NaN" in err[0]
+
+
+def test_same_tensor_on_both_sides_is_measured_by_the_engine():
+    facts = ch24.run().facts
+    assert facts["MEASURED.same-tensor-gradient"] == (2.0, 2.0)
+    other = ch24.run(dataclasses.replace(Constants(), upstream=(1.0, 3.0)))
+    assert other.facts["MEASURED.same-tensor-gradient"] == (2.0, 6.0)

@@ -67,7 +67,7 @@ def chapter_facts(fx: Fixtures) -> dict[str, object]:
     out["DERIVED.depth"] = last.depth
     out["DERIVED.plain-retention-exact"] = plain_m**last.depth
     out["DERIVED.residual-retention-exact"] = resid_m**last.depth
-    out["DERIVED.same-tensor-gradient"] = tuple(u + u for u in t.backward.upstream)
+    out["MEASURED.same-tensor-gradient"] = fx.same_tensor_gradient
     # The identity's own factor in each residual layer: residual multiplier minus the branch's.
     out["DERIVED.identity-multiplier"] = resid_m - plain_m
     # What the zero-weight branch added: y - x, element by element.

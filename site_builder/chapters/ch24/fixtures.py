@@ -63,6 +63,7 @@ class Fixtures:
     branch_weight: tuple[float, ...]
     branch_weight_shape: tuple[int, ...]
     replays_bitwise: bool
+    same_tensor_gradient: tuple[float, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -112,6 +113,14 @@ def zero_branch_fixture(c: Constants) -> dict[str, np.ndarray]:
         ),
     }
 # endregion: zero-branch-fixture
+
+
+def same_tensor_fixture(c: Constants) -> np.ndarray:
+    """residual_add(x, x): two distinct edges into one leaf, so reverse mode adds ȳ twice."""
+    x = parameter(c.input, name="input")
+    residual_add(x, x).backward_with_seed(np.array(c.upstream))
+    assert x.grad is not None
+    return x.grad
 
 
 def shape_error_fixture(c: Constants) -> ShapeErrorCase:
@@ -274,11 +283,16 @@ def run_fixtures(c: Constants = Constants()) -> Fixtures:
         gradcheck=gradcheck,
         proof=proof,
     )
+    same = same_tensor_fixture(c)
+    doubled = printed_vector("same-tensor", "gradient of x in x + x", same)
+    if not np.array_equal(same, np.array(c.upstream) + np.array(c.upstream)):
+        raise FixtureError("same-tensor", f"x + x gave the leaf {list(doubled)}, not twice the upstream gradient")
     return Fixtures(
         trace=trace,
         branch_weight=printed_vector(p, "branch weight", np.array(c.branch_weight)),
         branch_weight_shape=weight_shape,
         replays_bitwise=replays,
+        same_tensor_gradient=doubled,
         extra={"gradcheck": check},
     )
 
