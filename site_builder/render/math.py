@@ -111,4 +111,6 @@ class MathRenderer:
         if values:
             raise MathError(f"value slots lost while converting {latex!r}: {sorted(values)}")
         mathml = mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
+        # \bar{x} is an accent on one letter (read "x bar"), not a stretched overline.
+        mathml = mathml.replace("<mover>", '<mover accent="true">')
         return _TEXT_NODE.sub(lambda m: ">" + "".join(_MARKDOWN_SENSITIVE.get(c, c) for c in m[1]) + "<", mathml)
