@@ -46,8 +46,11 @@ def test_report_keys_in_order_and_values():
     assert values["numeric_gradient"] == "input_checks:2 weight_checks:4 tolerance:0.000002 passed:true"
     assert values["historical"] == "plain_depth4_retention:0.003906 residual_depth4_retention:0.316406"
     assert values["same_fixture_replays_bitwise"] == "true"
-    assert "RMSNorm" in values["next"]
-    assert "zero" in values["prediction"]
+    assert values["prediction"] == (
+        "zero branch preserves output and input gradient but its weight gradient can be nonzero"
+    )
+    assert values["next"] == "normalize each residual branch input with RMSNorm"
+    assert values["stack_parameters"] == ",".join(f"residual.stack.{n}.branch.weight" for n in range(4))
 
 
 def test_golden_report_matches_a_fresh_run_byte_for_byte():
