@@ -26,7 +26,6 @@ import os
 import shutil
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 
 from .chapters import PageSource
-from .render.fixtures import DEFAULT_PAGES, FixtureRunError, load_pages, run_page_fixtures
+from .render.fixtures import DEFAULT_PAGES, FixtureRunError, load_pages, run_fixtures
 from .render.golden import GoldenError, check_golden
 from .render.pages import PageRenderer, RenderedPage
 
@@ -153,15 +152,11 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             raise _fail(f"templates folder {templates} does not exist (option templates_dir)")
         renderer = PageRenderer(templates, cache, PACKAGE_DIR.parent, self.root)
         rendered: list[RenderedPage] = []
-        # Each page's fixtures run in their own interpreter, so they can all run at once.
-        with ThreadPoolExecutor(max_workers=max(1, min(len(self.pages), os.cpu_count() or 1))) as pool:
-            runs = [pool.submit(run_page_fixtures, p, self.config.pages, cache / "fixtures", self.root) for p in self.pages]
-            wait(runs)
-        for page, future in zip(self.pages, runs):
-            try:
-                run = future.result()
-            except FixtureRunError as exc:
-                raise _fail(str(exc)) from None
+        try:
+            runs = run_fixtures(self.pages, self.config.pages, cache / "fixtures", self.root)
+        except FixtureRunError as exc:
+            raise _fail(str(exc)) from None
+        for page, run in zip(self.pages, runs):
             self._check_golden(page, run.result)
             try:
                 rendered.append(renderer.render(page, run.result))

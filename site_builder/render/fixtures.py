@@ -1,5 +1,7 @@
-"""Running a page's fixtures: in a fresh interpreter, cached by the hash of the code that decides them.
+"""Running the pages' fixtures: in one fresh interpreter, cached by the hash of the code that decides them.
 
+Every page whose cache entry is missing runs in the same fresh interpreter, so
+NumPy and the engine are imported once per build rather than once per page.
 A fresh interpreter means ``mkdocs serve`` sees an edited fixture on the next
 rebuild instead of the module it imported at start-up. The cache key covers
 the bytes of every file in the page's ``sources``, the module that lists the
@@ -78,18 +80,22 @@ class FixtureRun:
     cached: bool
 
 
-def run_page_fixtures(page: PageSource, spec: str, cache_dir: Path, workdir: Path) -> FixtureRun:
-    """The page's :class:`RunResult`, from ``cache_dir`` or from a fresh interpreter."""
-    cache_file = Path(cache_dir) / f"{page.slug}-{cache_key(page, spec)}.pickle"
-    if cache_file.is_file():
-        try:
-            with cache_file.open("rb") as handle:
-                result = pickle.load(handle)
-            if isinstance(result, RunResult):
-                return FixtureRun(result, True)
-        except Exception:  # an unreadable cache entry is simply recomputed
-            pass
-    result = _run_in_subprocess(page, spec, workdir)
+def _cache_file(page: PageSource, spec: str, cache_dir: Path) -> Path:
+    return Path(cache_dir) / f"{page.slug}-{cache_key(page, spec)}.pickle"
+
+
+def _load_cached(cache_file: Path) -> RunResult | None:
+    if not cache_file.is_file():
+        return None
+    try:
+        with cache_file.open("rb") as handle:
+            result = pickle.load(handle)
+    except Exception:  # an unreadable cache entry is simply recomputed
+        return None
+    return result if isinstance(result, RunResult) else None
+
+
+def _store(cache_file: Path, result: RunResult) -> None:
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{cache_file.name}.", dir=cache_file.parent)
     try:
@@ -99,20 +105,43 @@ def run_page_fixtures(page: PageSource, spec: str, cache_dir: Path, workdir: Pat
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return FixtureRun(result, False)
 
 
-def _run_in_subprocess(page: PageSource, spec: str, workdir: Path) -> RunResult:
+def run_fixtures(pages: Sequence[PageSource], spec: str, cache_dir: Path, workdir: Path) -> list[FixtureRun]:
+    """Each page's :class:`RunResult`, in order: from ``cache_dir``, the rest from one fresh interpreter.
+
+    If several pages fail, the first one in ``pages`` is reported.
+    """
+    files = [_cache_file(page, spec, cache_dir) for page in pages]
+    cached = [_load_cached(f) for f in files]
+    missing = [page for page, result in zip(pages, cached) if result is None]
+    fresh = _run_in_subprocess(missing, spec, workdir) if missing else {}
+    runs: list[FixtureRun] = []
+    for page, file, result in zip(pages, files, cached):
+        if result is not None:
+            runs.append(FixtureRun(result, True))
+        else:
+            _store(file, fresh[page.slug])
+            runs.append(FixtureRun(fresh[page.slug], False))
+    return runs
+
+
+def _run_in_subprocess(pages: Sequence[PageSource], spec: str, workdir: Path) -> dict[str, RunResult]:
     with tempfile.TemporaryDirectory(prefix="site-builder-fixtures-") as tmp:
-        out = Path(tmp) / "result.pickle"
-        command = [sys.executable, "-m", "site_builder.render.runner", spec, page.slug, str(out)]
+        out = Path(tmp) / "results.pickle"
+        command = [sys.executable, "-m", "site_builder.render.runner", spec, str(out), *(p.slug for p in pages)]
         done = subprocess.run(command, cwd=workdir, capture_output=True, text=True)
         if done.returncode != 0 or not out.is_file():
             detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise FixtureRunError(f"page {page.slug}: the fixture process failed: {detail}")
+            slugs = ", ".join(p.slug for p in pages)
+            raise FixtureRunError(f"pages {slugs}: the fixture process failed: {detail}")
         with out.open("rb") as handle:
-            answer: dict[str, Any] = pickle.load(handle)
-    if answer["ok"]:
-        return answer["result"]
-    where = f"{answer['file']}:{answer['line']}: " if answer.get("file") else ""
-    raise FixtureRunError(f"{where}{answer['message']} (page {page.slug})")
+            answers: dict[str, dict[str, Any]] = pickle.load(handle)
+    results: dict[str, RunResult] = {}
+    for page in pages:
+        answer = answers[page.slug]
+        if not answer["ok"]:
+            where = f"{answer['file']}:{answer['line']}: " if answer.get("file") else ""
+            raise FixtureRunError(f"{where}{answer['message']} (page {page.slug})")
+        results[page.slug] = answer["result"]
+    return results

@@ -1,6 +1,6 @@
-"""``python -m site_builder.render.runner PAGES-SPEC SLUG OUT``: run one page's fixtures, pickle the answer to OUT.
+"""``python -m site_builder.render.runner PAGES-SPEC OUT SLUG...``: run pages' fixtures, pickle the answers to OUT.
 
-The answer is ``{"ok": True, "result": RunResult}`` or ``{"ok": False, "message": ...,
+OUT holds ``{slug: answer}``. Each answer is ``{"ok": True, "result": RunResult}`` or ``{"ok": False, "message": ...,
 "file": ..., "line": ...}`` naming the innermost frame of our own code that failed. The
 shared value checks in ``site_builder/fixtures.py`` are passed over, so a failed check
 names the page's fixtures file that called it.
@@ -38,8 +38,7 @@ def _relative(path: str) -> str:
         return path
 
 
-def main(argv: list[str]) -> int:
-    spec, slug, out = argv
+def _answer(spec: str, slug: str) -> dict[str, object]:
     from .fixtures import load_pages
 
     try:
@@ -47,18 +46,23 @@ def main(argv: list[str]) -> int:
         matches = [p for p in pages if p.slug == slug]
         if not matches:
             raise LookupError(f"no page {slug!r} in {spec}")
-        answer: dict[str, object] = {"ok": True, "result": matches[0].run()}
+        return {"ok": True, "result": matches[0].run()}
     except Exception as exc:
         file, line = _where(exc)
-        answer = {
+        return {
             "ok": False,
             "message": str(exc) or type(exc).__name__,
             "type": type(exc).__name__,
             "file": _relative(file) if file else None,
             "line": line,
         }
+
+
+def main(argv: list[str]) -> int:
+    spec, out, *slugs = argv
+    answers = {slug: _answer(spec, slug) for slug in slugs}
     with open(out, "wb") as handle:
-        pickle.dump(answer, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(answers, handle, protocol=pickle.HIGHEST_PROTOCOL)
     return 0
 
 
