@@ -10,26 +10,12 @@ from typing import Sequence
 from .files import write_atomic
 
 
-def _chapter_output(kind: str, write_golden: bool) -> int:
-    from .chapters import ch24
-
-    run = ch24.run()
-    text = run.trace_text if kind == "trace" else run.report_text
-    if write_golden:
-        target = ch24.GOLDEN_TRACE if kind == "trace" else ch24.GOLDEN_REPORT
-        write_atomic(target, text)
-        print(f"wrote {target}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
 class NoSuchOutput(Exception):
     """The page asked for has no such output (an unknown slug, or a report on a page without one)."""
 
 
 def _page_output(slug: str, kind: str, write_golden: bool) -> int:
-    """Any generated page other than the chapter: run it through its ``PAGES`` entry."""
+    """Print (or freeze) one generated page's trace or report, run through its ``PAGES`` entry."""
     from .chapters import page
 
     try:
@@ -70,14 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command in ("trace", "report"):
-            if args.page == "ch24":
-                return _chapter_output(args.command, args.write_golden)
             return _page_output(args.page, args.command, args.write_golden)
         from .check import main as check_main
 
         return check_main(Path(args.site_dir))
     except Exception as exc:  # one clear line, not a traceback
-        from .chapters.ch24 import FixtureError
+        from .fixtures import FixtureError
         from .trace import NonFiniteValueError
 
         if isinstance(exc, NoSuchOutput):

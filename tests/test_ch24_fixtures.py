@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from site_builder import chapters
 from site_builder.chapters import ch24
 from site_builder.chapters.ch24 import Constants, FixtureError
 from site_builder.chapters.ch24.report import REPORT_KEYS, parse_report
@@ -151,7 +152,8 @@ def test_cli_prints_without_touching_goldens(capsys, tmp_path):
 def test_write_golden_is_atomic_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     target = tmp_path / "trace.txt"
     target.write_text("old\n")
-    monkeypatch.setattr(ch24, "GOLDEN_TRACE", target)
+    real_page = chapters.page
+    monkeypatch.setattr(chapters, "page", lambda slug: dataclasses.replace(real_page(slug), golden_trace=target))
     assert cli_main(["trace", "--write-golden"]) == 0
     assert target.read_text() == ch24.run().trace_text
     assert sorted(os.listdir(tmp_path)) == ["trace.txt"]
