@@ -13,8 +13,6 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-ArrayLike = "np.ndarray | float | int | Sequence[float] | Sequence[Sequence[float]]"
-
 VJP = Callable[[np.ndarray], Sequence["np.ndarray | None"]]
 
 
@@ -41,8 +39,7 @@ def shape_text(shape: Iterable[int]) -> str:
 
 
 def _as_array(value: object) -> np.ndarray:
-    array = np.array(value, dtype=np.float64)
-    return array
+    return np.array(value, dtype=np.float64)
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
