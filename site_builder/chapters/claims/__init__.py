@@ -9,7 +9,7 @@ from pathlib import Path
 from ..runs import PageRun
 from .figures import chart_facts, charts
 from .fixtures import Constants, decide, run_fixtures
-from .trace import CLAIMS, FAMILIES, VERDICTS, VERSION, Trace, parse, render
+from .trace import CLAIMS, FAMILIES, SQRT_LAW_EXPONENT, VERDICTS, VERSION, Trace, parse, render
 
 SLUG = "claims"
 TITLE = "Claims, tested"
@@ -27,7 +27,7 @@ def page_facts(t: Trace) -> dict[str, object]:
     out["DERIVED.claim-2.weight-shape"] = (len(t.cancelling_branch.input), len(t.cancelling_branch.upstream))
     q = t.quadratic_step
     out["DERIVED.claim-4.local-derivative"] = 1.0 + 2.0 * q.coefficient * q.x
-    out["DERIVED.claim-5.target-exponent"] = 0.5
+    out["DERIVED.claim-5.target-exponent"] = SQRT_LAW_EXPONENT
     for g in t.growth:
         rows = t.stream(g.family)
         # Ratio of the deepest to the shallowest stream norm, in orders of magnitude.

@@ -19,6 +19,7 @@ from ...trace import format_real, format_sci
 from .trace import (
     FAMILIES,
     SCALED_DEPTHS,
+    SQRT_LAW_EXPONENT,
     STREAM_DEPTHS,
     CancellingBranch,
     Growth,
@@ -259,7 +260,7 @@ def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
 
 
 def sqrt_law_fits(exponent: float, bar: float) -> bool:
-    return abs(exponent - 0.5) <= bar
+    return abs(exponent - SQRT_LAW_EXPONENT) <= bar
 
 
 def decide_claim_5(growth: tuple[Growth, ...]) -> str:

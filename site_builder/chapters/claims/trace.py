@@ -18,6 +18,8 @@ CLAIMS = (1, 2, 3, 4, 5)
 SCALED_DEPTHS = (1, 10, 50)
 FAMILIES = ("independent", "tanh", "linear")
 STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# The slope of log ||x_L|| against log L that a sqrt(L) law has; GROWTH.bar is measured from it.
+SQRT_LAW_EXPONENT = 0.5
 
 Vector = tuple[float, ...]
 
@@ -107,7 +109,7 @@ class Growth:
     family: str
     fit_from: int
     exponent: float
-    bar: float  # |exponent - 1/2| must be at most this for a sqrt(L) law
+    bar: float  # |exponent - SQRT_LAW_EXPONENT| must be at most this for a sqrt(L) law
     sqrt_law: bool
 
 
