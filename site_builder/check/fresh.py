@@ -9,11 +9,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
 from ..chapters import PACKAGE_DIR, PAGES, PageSource
+from ..render.golden import display_path, refresh_command
 from .document import Facts
 from .problems import Problem
 
 REPO_ROOT = PACKAGE_DIR.parent
-FIRST_CHAPTER = "ch24"  # the CLI's default page: its refresh commands need no --page
 
 
 @dataclass(frozen=True)
@@ -77,11 +77,6 @@ def collect(pages: Sequence[PageSource] = PAGES) -> Fresh:
     return Fresh(tuple(out))
 
 
-def refresh_command(source: PageSource, kind: str) -> str:
-    page = "" if source.slug == FIRST_CHAPTER else f" --page {source.slug}"
-    return f"site-builder {kind}{page} --write-golden"
-
-
 def golden_path(source: PageSource, kind: str, overrides: Mapping[tuple[str, str], Path] | None) -> Path | None:
     if overrides and (source.slug, kind) in overrides:
         return Path(overrides[(source.slug, kind)])
@@ -90,10 +85,7 @@ def golden_path(source: PageSource, kind: str, overrides: Mapping[tuple[str, str
 
 def shown_path(path: Path) -> str:
     """A repository file as messages name it (relative to the repository when inside it)."""
-    try:
-        return str(path.resolve().relative_to(REPO_ROOT))
-    except ValueError:
-        return str(path)
+    return display_path(path, REPO_ROOT)
 
 
 def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None = None) -> list[Problem]:
