@@ -109,7 +109,7 @@ def test_gradient_check_objective_is_independent_numpy():
     w = np.array([[0.5, -1.0], [2.0, 0.25]])
     assert objective({"x": x, "w": w}) == pytest.approx(1.0**2 + 3.25**2)
     fx = ch24.run().fixtures
-    check = fx.extra["gradcheck"]
+    check = fx.gradcheck
     assert [c.parameter for c in check.checks] == ["x", "x", "w", "w", "w", "w"]
     assert all(c.error <= 2e-6 for c in check.checks)
     # x̄ of Σ(x + xW)² is 2(y)(I + W)ᵀ: compare the engine with the closed form.

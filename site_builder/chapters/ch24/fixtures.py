@@ -7,11 +7,11 @@ in the ``PROOF`` record is verified here before it is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from ...autograd import Tensor, check_gradients, parameter, tensor
+from ...autograd import GradCheckResult, Tensor, check_gradients, parameter, tensor
 from ...fixtures import FixtureError, printed_vector
 from ...nn import Linear, ResidualShapeError, residual_add
 from .trace import (
@@ -55,16 +55,16 @@ class Constants:
         return np.array(flat, dtype=np.float64).reshape(n, len(flat) // n)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fixtures:
-    """What the fixtures computed: the trace plus the values only the report shows."""
+    """What the fixtures computed: the trace plus the values only the report and the page's facts show."""
 
     trace: Trace
     branch_weight: tuple[float, ...]
     branch_weight_shape: tuple[int, ...]
     replays_bitwise: bool
-    same_tensor_gradient: tuple[float, ...] = ()
-    extra: dict[str, object] = field(default_factory=dict)
+    same_tensor_gradient: tuple[float, ...]
+    gradcheck: GradCheckResult  # every sampled coordinate, behind the GRADCHECK record's counts
 
 
 # region: primary-fixture
@@ -166,7 +166,7 @@ def objective(values: dict[str, np.ndarray]) -> float:
     return float(np.sum((x + x @ w) ** 2))
 
 
-def gradient_check_fixture(c: Constants):
+def gradient_check_fixture(c: Constants) -> GradCheckResult:
     x = parameter(c.input, name="input")
     linear = Linear(c.weight(c.branch_weight), name=c.branch_name)
     residual_add(x, linear(x)).square().sum().backward()
@@ -293,7 +293,7 @@ def run_fixtures(c: Constants = Constants()) -> Fixtures:
         branch_weight_shape=weight_shape,
         replays_bitwise=replays,
         same_tensor_gradient=doubled,
-        extra={"gradcheck": check},
+        gradcheck=check,
     )
 
 
