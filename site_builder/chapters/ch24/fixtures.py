@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import GradCheckResult, Tensor, check_gradients, parameter, tensor
-from ...fixtures import FixtureError, printed_vector
+from ...fixtures import FixtureError, printed_real, printed_vector
 from ...nn import Linear, ResidualShapeError, residual_add
 from .trace import (
     Backward,
@@ -266,7 +266,7 @@ def run_fixtures(c: Constants = Constants()) -> Fixtures:
     gradcheck = GradCheck(
         input_checks=check.count("x"),
         weight_checks=check.count("w"),
-        tolerance=printed_vector("gradient-check", "GRADCHECK.tolerance", np.array(c.gradcheck_tolerance))[0],
+        tolerance=printed_real("gradient-check", "GRADCHECK.tolerance", c.gradcheck_tolerance),
         passed=check.passed,
     )
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...autograd import parameter
-from ...fixtures import FixtureError, finite, printed_vector
+from ...fixtures import FixtureError, finite, printed_real, printed_sci, printed_vector
 from ...nn import Linear, residual_add
-from ...trace import format_real, format_sci
+from ...trace import format_sci
 from .trace import BLOCKS, WIDTH, Branch, Config, Jacobian, Length, Trace
 
 
@@ -100,14 +100,14 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
                 length=length,
                 count=len(terms),
                 sum=printed_vector(fixture, f"LENGTH[{length}].sum", total),
-                sum_norm=printed_vector(fixture, f"LENGTH[{length}].sum-norm", np.linalg.norm(total))[0],
-                mean_path_norm=printed_vector(
+                sum_norm=printed_real(fixture, f"LENGTH[{length}].sum-norm", np.linalg.norm(total)),
+                mean_path_norm=printed_real(
                     fixture, f"LENGTH[{length}].mean-path-norm", np.mean([np.linalg.norm(t) for t in terms])
-                )[0],
+                ),
             )
         )
     return Trace(
-        config=Config(blocks=BLOCKS, width=WIDTH, seed=c.seed, scale=float(format_real(c.scale))),
+        config=Config(blocks=BLOCKS, width=WIDTH, seed=c.seed, scale=printed_real(fixture, "CONFIG.scale", c.scale)),
         branches=tuple(
             Branch(n, printed_vector(fixture, f"BRANCH[{n}].weight", w)) for n, w in enumerate(weights, start=1)
         ),
@@ -116,7 +116,7 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
             path_sum=printed_vector(fixture, "JACOBIAN.path-sum", path_sum),
             autograd=printed_vector(fixture, "JACOBIAN.autograd", engine),
             paths=len(expansion),
-            max_difference=float(format_sci(difference)),
+            max_difference=printed_sci(fixture, "JACOBIAN.max-difference", difference),
         ),
         lengths=tuple(lengths),
     )
