@@ -20,7 +20,7 @@ Keys
 Formats
     ``six``     six decimals, as the trace prints     ``short``   six-decimal value, trailing zeros dropped
     ``int``     an integer                            ``exact``   shortest text that round-trips (derived values)
-    ``percent`` value × 100, two decimals and ``%``   ``sci``     ``%.6e`` scientific
+    ``percent`` value × 100, two decimals and ``%``   ``sci``     ``%.6e`` scientific, as the trace prints
     ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
     ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
     ``name``    a name, as the trace writes it        ``bool``    ``true`` / ``false``, as the trace writes them
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, Callable, Mapping
 
-from .trace.numbers import format_real, format_shape_brackets, short_form
+from .trace.numbers import format_bool, format_real, format_sci, format_shape_brackets, short_form
 
 MINUS = "\u2212"
 
@@ -61,13 +61,6 @@ def _percent(value: float) -> str:
     return format(float(value) * 100.0, ".2f") + "%"
 
 
-def _sci(value: float) -> str:
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"cannot show {v!r}")
-    return format(v, ".6e")
-
-
 def _name(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"format 'name' shows a single name, got {value!r}")
@@ -77,7 +70,7 @@ def _name(value: Any) -> str:
 def _bool(value: Any) -> str:
     if not isinstance(value, bool):
         raise TypeError(f"format 'bool' shows true or false, got {value!r}")
-    return "true" if value else "false"
+    return format_bool(value)
 
 
 FORMATS: dict[str, Callable[[Any], str]] = {
@@ -87,7 +80,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "count": lambda v: str(int(v)),
     "exact": lambda v: _minus(_exact(v)),
     "percent": lambda v: _minus(_percent(v)),
-    "sci": lambda v: _minus(_sci(v)),
+    "sci": lambda v: _minus(format_sci(v)),
     "vector": lambda v: _minus(_vector(v, short_form)),
     "vector-six": lambda v: _minus(_vector(v, format_real)),
     "shape": lambda v: format_shape_brackets(v),
