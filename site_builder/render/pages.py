@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,6 @@ class RenderedPage:
     markdown: str
     files: dict[str, str]  # site path -> text (the downloads)
     records: int  # lines of the trace
-    used_keys: set[str] = field(default_factory=set)
 
 
 def served_folder(page_path: str) -> str:
@@ -141,4 +140,4 @@ class PageRenderer:
         except Exception as exc:
             raise describe_failure(exc, self.templates_dir, self.display_base) from exc
         records = len(result.trace_text.splitlines())
-        return RenderedPage(page, markdown, files, records, set(book.used or ()))
+        return RenderedPage(page, markdown, files, records)

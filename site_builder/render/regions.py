@@ -23,7 +23,6 @@ class Region:
     path: str  # repository-relative, with forward slashes
     name: str
     text: str  # the lines between the markers, ending in one newline
-    first_line: int  # 1-based line number of the region's first code line
 
     @property
     def source(self) -> str:
@@ -54,4 +53,4 @@ def extract_region(root: Path, path: str, name: str) -> Region:
     body = lines[start + 1 : end]
     if not any(line.strip() for line in body):
         raise RegionError(f"source region {name!r} in {path} is empty")
-    return Region(path, name, "\n".join(body) + "\n", start + 2)
+    return Region(path, name, "\n".join(body) + "\n")
