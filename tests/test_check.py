@@ -236,6 +236,15 @@ def test_built_page_paths_follow_directory_urls(page_path, built):
     assert html_path(page_path) == built
 
 
+def test_a_site_file_belongs_to_the_generated_page_whose_folder_holds_it(prepared):
+    fresh = prepared.fresh
+    assert fresh.owner(PAGE).source.slug == "ch24"
+    assert fresh.owner("chapter-24/stack.svg").source.slug == "ch24"
+    assert fresh.owner("chapter-24/residual-connections-v1.trace.txt").source.slug == "ch24"
+    assert fresh.owner("stack.svg") is None and fresh.owner("index.html") is None
+    assert prepared.facts_for("index.html") is fresh.union
+
+
 def test_refresh_commands_name_the_page_except_for_the_chapter():
     assert refresh_command(PAGES[0], "trace") == "site-builder trace --write-golden"
     other = dataclasses.replace(PAGES[0], slug="deep-stack")

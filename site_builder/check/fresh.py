@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import difflib
+import posixpath
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..chapters import PACKAGE_DIR, PAGES, PageSource
 from ..render.golden import display_path, refresh_command
+from ..render.pages import served_folder
 from .document import Facts
 from .problems import Problem
 
@@ -28,6 +30,11 @@ class FreshPage:
     def html_path(self) -> str:
         return html_path(self.source.page_path)
 
+    @property
+    def folder(self) -> str:
+        """The site folder the page is built into; its downloads and drawings sit there."""
+        return served_folder(self.source.page_path)
+
     def text(self, kind: str) -> str | None:
         return self.trace_text if kind == "trace" else self.report_text
 
@@ -39,6 +46,18 @@ class Fresh:
     @cached_property
     def by_html_path(self) -> dict[str, FreshPage]:
         return {p.html_path: p for p in self.pages}
+
+    @cached_property
+    def by_folder(self) -> dict[str, FreshPage]:
+        return {p.folder: p for p in self.pages}
+
+    def owner(self, file: str) -> FreshPage | None:
+        """The generated page a site file belongs to: the page itself, or the page whose folder holds the file.
+
+        Files at the top of the site belong to no generated page (hand-written pages sit there).
+        """
+        folder = posixpath.dirname(file)
+        return self.by_html_path.get(file) or (self.by_folder.get(folder) if folder else None)
 
     @cached_property
     def union(self) -> Facts:
@@ -58,10 +77,7 @@ class Fresh:
 
 def html_path(page_path: str) -> str:
     """Where MkDocs (``use_directory_urls``) writes a page: ``chapter-24/index.md`` -> ``chapter-24/index.html``."""
-    path = PurePosixPath(page_path)
-    if path.stem in ("index", "README"):
-        return str(path.with_name("index.html"))
-    return str(path.with_suffix("") / "index.html")
+    return posixpath.join(served_folder(page_path), "index.html")
 
 
 def collect(pages: Sequence[PageSource] = PAGES) -> Fresh:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Mapping
 
 from lxml import etree
@@ -31,14 +31,8 @@ class Setup:
 
     def facts_for(self, page: str) -> Facts:
         """A generated page gets its own facts; every other page (hand-written) the union of all."""
-        generated = self.fresh.by_html_path
-        if page in generated:
-            return Facts(generated[page].facts)
-        folder = str(PurePosixPath(page).parent)
-        for path, p in generated.items():
-            if folder != "." and folder == str(PurePosixPath(path).parent):
-                return Facts(p.facts)
-        return self.fresh.union
+        owner = self.fresh.owner(page)
+        return Facts(owner.facts) if owner is not None else self.fresh.union
 
 
 def setup(
@@ -92,8 +86,9 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
             continue
         report = check_document(root, page, prepared.facts_for(page), prepared.sources)
         _add(result, report)
-        for owner in _owners(prepared, page):
-            shown.setdefault(owner, []).extend(report.shown)
+        owner = prepared.fresh.owner(page)
+        if owner is not None:
+            shown.setdefault(owner.html_path, []).extend(report.shown)
         links[page] = report.links
 
     for fresh_page in prepared.fresh.pages:
@@ -102,14 +97,6 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result.problems += check_missing(site_dir, prepared)
     result.sort()
     return result
-
-
-def _owners(prepared: Setup, page: str) -> list[str]:
-    """The generated pages whose coverage a file counts for: the page itself, or its folder's pages for a drawing."""
-    if page.endswith(".html"):
-        return [page]
-    folder = str(PurePosixPath(page).parent)
-    return [path for path in prepared.fresh.by_html_path if str(PurePosixPath(path).parent) == folder]
 
 
 def _add(result: Result, report: PageReport) -> None:
@@ -151,7 +138,7 @@ def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
 
 def download_file(site_dir: Path, p: FreshPage, name: str) -> Path:
     """A download sits beside its page (in the page's folder)."""
-    return site_dir / PurePosixPath(p.html_path).parent / name
+    return site_dir / p.folder / name
 
 
 def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[str] | None = None) -> list[Problem]:
