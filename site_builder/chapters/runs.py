@@ -48,11 +48,18 @@ class PageRun(Generic[T]):
     @property
     def context(self) -> dict[str, object]:
         """What the page template reads besides the facts: the typed trace, the extra context, the drawn charts."""
+        return self._context(self.facts)
+
+    def _context(self, facts: Mapping[str, object]) -> dict[str, object]:
         out: dict[str, object] = {"trace": self.trace, **self.extra}
         if self.draw is not None:
-            out["charts"] = self.draw(self.trace, self.facts)
+            out["charts"] = self.draw(self.trace, facts)
         return out
 
     def result(self) -> RunResult:
-        """The run as the plugin and the checker read it; the template also sees the run itself as ``run``."""
-        return RunResult(self.trace_text, self.report_text, self.facts, {**self.context, "run": self})
+        """The run as the plugin and the checker read it; the template also sees the run itself as ``run``.
+
+        The facts are derived once, and the charts are drawn from those same facts.
+        """
+        facts = self.facts
+        return RunResult(self.trace_text, self.report_text, facts, {**self._context(facts), "run": self})
