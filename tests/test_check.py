@@ -203,6 +203,24 @@ def test_an_excerpt_of_a_missing_region_is_an_error(prepared):
     assert len(found) == 1 and "a region 'no-such-region' in site_builder/nn.py" in found[0]
 
 
+def test_an_excerpt_reference_without_a_region_names_what_it_found(prepared):
+    found = lines(prepared, excerpt("pass", "site_builder/nn.py"))
+    assert found == [
+        f"{PAGE}: div[data-source=site_builder/nn.py] (section #top): "
+        "expected a PATH#REGION reference, found 'site_builder/nn.py'"
+    ]
+
+
+def test_excerpt_regions_are_read_as_the_pages_read_them(tmp_path):
+    (tmp_path / "code.py").write_text("# region: a\nx = 1\n# endregion: a\n# region: b\ny = 2\n")
+    sources = Sources(tmp_path)
+    assert sources.region("code.py#a") == "x = 1\n"
+    with pytest.raises(check.excerpts.RegionError) as caught:
+        sources.region("code.py#b")
+    assert caught.value.expected == "a region 'b' in code.py"
+    assert caught.value.found == "none: source region 'b' in code.py has no '# endregion: b' line"
+
+
 # -- drawings -------------------------------------------------------------------------------
 
 

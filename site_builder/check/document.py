@@ -302,7 +302,7 @@ def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
         try:
             region = sources.region(ref)
         except RegionError as exc:
-            report.problems.append(doc.problem(el, where, str(exc).split(", found ")[0], "none"))
+            report.problems.append(doc.problem(el, where, exc.expected, exc.found))
             continue
         outcome = compare(region, _code_text(el), ref)
         if outcome is not None:

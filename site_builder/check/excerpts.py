@@ -8,55 +8,43 @@ text between ``# region: REGION`` and ``# endregion: REGION`` in ``PATH``
 from __future__ import annotations
 
 import difflib
-import re
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-_REGION_RE = re.compile(r"^\s*# (?P<kind>region|endregion): (?P<name>\S+)\s*$")
+from ..render.regions import RegionError as RenderRegionError
+from ..render.regions import extract_region
 
 
 class RegionError(LookupError):
-    pass
+    """An excerpt whose region cannot be read: what was expected and what was found instead."""
+
+    def __init__(self, expected: str, found: str):
+        super().__init__(f"{expected}, found {found}")
+        self.expected = expected
+        self.found = found
 
 
 @dataclass
 class Sources:
-    """Source regions by ``PATH#REGION``, read once per file."""
+    """Source regions by ``PATH#REGION``, each read once by the function that reads them for the pages."""
 
     repo_root: Path
-    _regions: dict[str, dict[str, str]] = field(default_factory=dict)
+    _regions: dict[str, str] = field(default_factory=dict)
 
     def region(self, ref: str) -> str:
-        path, sep, name = ref.partition("#")
-        if not sep or not path or not name:
-            raise RegionError(f"a PATH#REGION reference, found {ref!r}")
-        if path not in self._regions:
+        if ref not in self._regions:
+            path, sep, name = ref.partition("#")
+            if not sep or not path or not name:
+                raise RegionError("a PATH#REGION reference", repr(ref))
             file = (self.repo_root / path).resolve()
             if self.repo_root.resolve() not in file.parents or not file.is_file():
-                raise RegionError(f"a source file {path} in the repository, found none")
-            self._regions[path] = regions(file.read_text(encoding="utf-8"))
-        found = self._regions[path]
-        if name not in found:
-            known = ", ".join(sorted(found)) or "none"
-            raise RegionError(f"a region {name!r} in {path} (regions there: {known}), found none")
-        return found[name]
-
-
-def regions(text: str) -> dict[str, str]:
-    """Every ``# region: NAME`` … ``# endregion: NAME`` block, markers excluded."""
-    out: dict[str, str] = {}
-    open_at: dict[str, int] = {}
-    lines = text.splitlines()
-    for number, line in enumerate(lines):
-        m = _REGION_RE.match(line)
-        if not m:
-            continue
-        if m["kind"] == "region":
-            open_at[m["name"]] = number + 1
-        elif m["name"] in open_at:
-            out[m["name"]] = "\n".join(lines[open_at.pop(m["name"]) : number])
-    return out
+                raise RegionError(f"a source file {path} in the repository", "none")
+            try:
+                self._regions[ref] = extract_region(self.repo_root, path, name).text
+            except RenderRegionError as exc:
+                raise RegionError(f"a region {name!r} in {path}", f"none: {exc}") from None
+        return self._regions[ref]
 
 
 def normalize_code(text: str) -> list[str]:
