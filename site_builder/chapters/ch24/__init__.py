@@ -8,13 +8,11 @@ from pathlib import Path
 
 from ...fixtures import FixtureError
 from ..runs import PageRun
-from . import trace as trace_format
 from .fixtures import Constants, Fixtures, run_fixtures
 from .report import CHAPTER, parse_report, render_report
 from .trace import Trace, parse, render
 
 SLUG = "ch24"
-TITLE = "Keep an identity path around each learned update"
 GOLDEN_DIR = Path(__file__).parent / "golden"
 GOLDEN_TRACE = GOLDEN_DIR / "trace.txt"
 GOLDEN_REPORT = GOLDEN_DIR / "report.txt"
@@ -86,6 +84,6 @@ def run(constants: Constants = Constants()) -> ChapterRun:
 
 
 __all__ = [
-    "ChapterRun", "Constants", "REFERENCES", "Reference", "FixtureError", "Fixtures", "GOLDEN_REPORT", "GOLDEN_TRACE", "SLUG",
-    "TITLE", "Trace", "parse", "parse_report", "render", "render_report", "run", "run_fixtures", "trace_format",
+    "ChapterRun", "Constants", "FixtureError", "GOLDEN_REPORT", "GOLDEN_TRACE", "REFERENCES", "Reference", "SLUG", "Trace",
+    "chapter_facts", "parse", "parse_report", "render", "run",
 ]

@@ -8,11 +8,10 @@ from pathlib import Path
 
 from ..runs import PageRun
 from .figures import chart_facts, charts
-from .fixtures import Constants, decide, run_fixtures
-from .trace import CLAIMS, FAMILIES, SQRT_LAW_EXPONENT, VERDICTS, VERSION, Trace, parse, render
+from .fixtures import Constants, run_fixtures
+from .trace import SQRT_LAW_EXPONENT, VERSION, Trace, parse, render
 
 SLUG = "claims"
-TITLE = "Claims, tested"
 GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
 
 
@@ -41,7 +40,4 @@ def run(constants: Constants = Constants()) -> PageRun[Trace]:
     return PageRun(trace, render(trace), partial(page_facts, trace), charts)
 
 
-__all__ = [
-    "CLAIMS", "Constants", "FAMILIES", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERDICTS", "VERSION",
-    "decide", "page_facts", "parse", "render", "run",
-]
+__all__ = ["Constants", "GOLDEN_TRACE", "SLUG", "Trace", "VERSION", "page_facts", "parse", "render", "run"]

@@ -9,10 +9,9 @@ from pathlib import Path
 from ..runs import PageRun
 from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
-from .trace import DEPTHS, EXTENDED_DEPTHS, PUBLISHED_DEPTHS, VERSION, Trace, parse, render
+from .trace import DEPTHS, PUBLISHED_DEPTHS, VERSION, Trace, parse, render
 
 SLUG = "deep_stack"
-TITLE = "The gradient highway in a deep stack"
 GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
 
 
@@ -41,7 +40,4 @@ def run(constants: Constants = Constants()) -> PageRun[Trace]:
     return PageRun(trace, render(trace), partial(page_facts, trace), charts)
 
 
-__all__ = [
-    "Constants", "DEPTHS", "EXTENDED_DEPTHS", "GOLDEN_TRACE", "PUBLISHED_DEPTHS", "PageRun", "SLUG", "TITLE",
-    "Trace", "VERSION", "page_facts", "parse", "render", "run",
-]
+__all__ = ["Constants", "GOLDEN_TRACE", "SLUG", "Trace", "VERSION", "page_facts", "parse", "render", "run"]

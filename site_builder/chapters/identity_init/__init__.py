@@ -12,7 +12,6 @@ from .fixtures import Constants, run_fixtures
 from .trace import DEPTHS, VERSION, Trace, parse, render
 
 SLUG = "identity_init"
-TITLE = "Identity at initialization"
 GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
 
 
@@ -36,4 +35,4 @@ def run(constants: Constants = Constants()) -> PageRun[Trace]:
     return PageRun(trace, render(trace), partial(page_facts, trace), charts)
 
 
-__all__ = ["Constants", "DEPTHS", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERSION", "page_facts", "parse", "render", "run"]
+__all__ = ["Constants", "GOLDEN_TRACE", "SLUG", "Trace", "VERSION", "page_facts", "parse", "render", "run"]

@@ -8,10 +8,9 @@ from pathlib import Path
 from ..runs import PageRun
 from .figures import chart_facts, charts
 from .fixtures import Constants, run_fixtures
-from .trace import BLOCKS, VERSION, WIDTH, Trace, parse, render
+from .trace import VERSION, Trace, parse, render
 
 SLUG = "path_expansion"
-TITLE = "The path expansion"
 GOLDEN_TRACE = Path(__file__).parent / "golden" / "trace.txt"
 
 # The work this page measures; shown as a citation, not a number.
@@ -43,7 +42,4 @@ def run(constants: Constants = Constants()) -> PageRun[Trace]:
     return PageRun(trace, render(trace), partial(page_facts, trace), charts, extra={"citation": CITATION})
 
 
-__all__ = [
-    "BLOCKS", "CITATION", "Constants", "GOLDEN_TRACE", "PageRun", "SLUG", "TITLE", "Trace", "VERSION", "WIDTH",
-    "page_facts", "parse", "render", "run",
-]
+__all__ = ["CITATION", "Constants", "GOLDEN_TRACE", "SLUG", "Trace", "VERSION", "page_facts", "parse", "render", "run"]
