@@ -132,10 +132,16 @@ class Trace(LaidOut):
     verdicts: tuple[Verdict, ...]
 
     def verdict(self, claim: int) -> str:
-        return next(v.verdict for v in self.verdicts if v.claim == claim)
+        for v in self.verdicts:
+            if v.claim == claim:
+                return v.verdict
+        raise KeyError(f"no VERDICT record for claim {claim}; claims: {', '.join(str(n) for n in CLAIMS)}")
 
     def stream(self, family: str) -> tuple[Stream, ...]:
-        return tuple(r for r in self.streams if r.family == family)
+        rows = tuple(r for r in self.streams if r.family == family)
+        if not rows:
+            raise KeyError(f"no STREAM records for family {family!r}; families: {', '.join(FAMILIES)}")
+        return rows
 
 
 # One group of records per claim, then one VERDICT per claim.
