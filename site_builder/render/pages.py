@@ -7,6 +7,7 @@ Template globals (every number a template shows goes through one of these):
 ``keys(key)``                      ``["key[0]", "key[1]", …]`` for a vector-valued fact
 ``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` macros (:mod:`.math`)
 ``diagram(template, id, title, description)``   inline SVG in a scrollable region (:mod:`.diagrams`)
+``chart(svg, label)``              a chart the page's run drew, in the same scrollable region
 ``swatch(kind)``                   a legend sample: ``identity``, ``learned`` or ``merge``
 ``excerpt(path, region)``          a live code excerpt from our own source (:mod:`.regions`)
 ``downloads``                      ``[{"name", "kind", "href"}]`` published beside the page
@@ -48,6 +49,14 @@ def served_folder(page_path: str) -> str:
     if stem in ("index", "README"):
         return posixpath.dirname(page_path)
     return posixpath.splitext(page_path)[0]
+
+
+def _scroll_region(label: str, drawing: str) -> Markup:
+    """A drawing in a region that scrolls sideways on narrow screens, named for a screen reader."""
+    return Markup(
+        f'<div class="diagram-scroll" role="region" tabindex="0" '
+        f'aria-label="{escape(label)} (scrolls sideways on narrow screens)">{drawing}</div>'
+    )
 
 
 def _fence(code: str) -> str:
@@ -106,10 +115,7 @@ class PageRenderer:
                 title=title,
                 description_html=str(description).strip(),
             )
-            return Markup(
-                f'<div class="diagram-scroll" role="region" tabindex="0" '
-                f'aria-label="{escape(title)} (scrolls sideways on narrow screens)">{drawn.svg}</div>'
-            )
+            return _scroll_region(title, drawn.svg)
 
         def excerpt(path: str, region: str, language: str = "python") -> Markup:
             found = extract_region(self.source_root, path, region)
@@ -119,6 +125,9 @@ class PageRenderer:
                 f'<figcaption><code>{escape(found.path)}</code>, region <code>{escape(found.name)}</code></figcaption>\n\n'
                 f"{fence}{language}\n{found.text}{fence}\n\n</figure>"
             )
+
+        def chart(svg: str, label: str) -> Markup:
+            return _scroll_region(label, svg)
 
         def swatch(kind: str) -> Markup:
             return Markup(legend_swatch(kind))
@@ -131,6 +140,7 @@ class PageRenderer:
             math=math,
             display_math=display_math,
             diagram=diagram,
+            chart=chart,
             excerpt=excerpt,
             swatch=swatch,
             downloads=downloads,
