@@ -194,34 +194,48 @@ def _frame(chart_id: str, title: str, description: str, body: list[str], width: 
     return head + "".join(body) + "</svg>"
 
 
-def _axes(book: _Book, x: Axis, y: Axis, sx: _Scale, sy: _Scale, x0: float, x1: float, y0: float, y1: float) -> list[str]:
+def _dash(style: Style) -> str:
+    """The ``style`` attribute's dash declaration for a series drawn in ``style`` ("" when solid)."""
+    return f";stroke-dasharray:{style.dash}" if style.dash else ""
+
+
+def _y_grid(book: _Book, y: Axis, sy: _Scale, x0: float, x1: float) -> list[str]:
+    """A grid line across the plot at each y tick, with the tick's value at its left."""
     out: list[str] = []
     for i, tick in enumerate(book.value(y.ticks_key)):
         py = sy.tick(float(tick))
         out.append(f'<line class="ev-grid" x1="{_num(x0)}" y1="{_num(py)}" x2="{_num(x1)}" y2="{_num(py)}"/>')
         out.append(book.shown(x0 - 8, py + 4, f"{y.ticks_key}[{i}]", y.tick_format, anchor="end"))
+    return out
+
+
+def _axis_lines(x_label: str, y_label: str, x0: float, x1: float, y0: float, y1: float) -> list[str]:
+    """Both axis lines and their labels, the y label turned to run up the left edge."""
+    return [
+        f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x1)}" y2="{_num(y0)}"/>',
+        f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x0)}" y2="{_num(y1)}"/>',
+        _text((x0 + x1) / 2, y0 + 40, escape(x_label), anchor="middle"),
+        f'<text x="0" y="0" text-anchor="middle" transform="translate({_num(16)},{_num((y0 + y1) / 2)}) rotate(-90)">'
+        f"{escape(y_label)}</text>",
+    ]
+
+
+def _axes(book: _Book, x: Axis, y: Axis, sx: _Scale, sy: _Scale, x0: float, x1: float, y0: float, y1: float) -> list[str]:
+    out = _y_grid(book, y, sy, x0, x1)
     for i, tick in enumerate(book.value(x.ticks_key)):
         px = sx.tick(float(tick))
         out.append(f'<line class="ev-axis" x1="{_num(px)}" y1="{_num(y0)}" x2="{_num(px)}" y2="{_num(y0 + 5)}"/>')
         out.append(book.shown(px, y0 + 18, f"{x.ticks_key}[{i}]", x.tick_format, anchor="middle"))
-    out.append(f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x1)}" y2="{_num(y0)}"/>')
-    out.append(f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x0)}" y2="{_num(y1)}"/>')
-    out.append(_text((x0 + x1) / 2, y0 + 40, escape(x.label), anchor="middle"))
-    out.append(
-        f'<text x="0" y="0" text-anchor="middle" transform="translate({_num(16)},{_num((y0 + y1) / 2)}) rotate(-90)">'
-        f"{escape(y.label)}</text>"
-    )
-    return out
+    return out + _axis_lines(x.label, y.label, x0, x1, y0, y1)
 
 
 def _legend(entries: Sequence[tuple[str, Style]], x: float, y: float) -> list[str]:
     out: list[str] = []
     for i, (label, style) in enumerate(entries):
         cy = y + 18 * i
-        dash = f";stroke-dasharray:{style.dash}" if style.dash else ""
         out.append(
             f'<line class="ev-line" x1="{_num(x)}" y1="{_num(cy)}" x2="{_num(x + 22)}" y2="{_num(cy)}" '
-            f'style="stroke:{style.colour}{dash}"/>'
+            f'style="stroke:{style.colour}{_dash(style)}"/>'
         )
         out.append(_marker(style.marker, x + 11, cy, style.colour))
         out.append(_text(x + 28, cy + 4, escape(label), cls="ev-small"))
@@ -269,9 +283,8 @@ def line_chart(
             else:
                 py = sy.data(book.number(yk))
             pts.append((px, py))
-        dash = f";stroke-dasharray:{style.dash}" if style.dash else ""
         path = " ".join(f"{_num(px)},{_num(py)}" for px, py in pts)
-        body.append(f'<polyline class="ev-line" points="{path}" style="stroke:{style.colour}{dash}"/>')
+        body.append(f'<polyline class="ev-line" points="{path}" style="stroke:{style.colour}{_dash(style)}"/>')
         body += [_marker(style.marker, px, py, style.colour) for px, py in pts]
     for lab in labels:
         px, py = sx.data(book.number(lab.x_key)), sy.data(book.number(lab.y_key))
@@ -302,11 +315,7 @@ def bar_chart(
     categories = book.value(categories_key)
     slot = (x1 - x0) / len(categories)
     bar = slot * 0.7 / len(groups)
-    body: list[str] = []
-    for i, tick in enumerate(yt):
-        py = sy.tick(float(tick))
-        body.append(f'<line class="ev-grid" x1="{_num(x0)}" y1="{_num(py)}" x2="{_num(x1)}" y2="{_num(py)}"/>')
-        body.append(book.shown(x0 - 8, py + 4, f"{y.ticks_key}[{i}]", y.tick_format, anchor="end"))
+    body = _y_grid(book, y, sy, x0, x1)
     for group in groups:
         if len(group.keys) != len(categories):
             raise ChartError(f"bar group {group.label!r} has {len(group.keys)} values for {len(categories)} categories")
@@ -318,29 +327,21 @@ def bar_chart(
             style = STYLES[group.style]
             left = centre - bar * len(groups) / 2 + bar * g
             fill = style.colour if group.filled else "none"
-            dash = f";stroke-dasharray:{style.dash}" if style.dash else ""
             body.append(
                 f'<rect class="ev-bar" x="{_num(left + 1)}" y="{_num(tops[g])}" width="{_num(bar - 2)}" '
-                f'height="{_num(y0 - tops[g])}" style="fill:{fill};stroke:{style.colour}{dash}"/>'
+                f'height="{_num(y0 - tops[g])}" style="fill:{fill};stroke:{style.colour}{_dash(style)}"/>'
             )
             # Values stack above the category's tallest bar, first group lowest, so neighbours never collide.
             label_y = min(tops) - 5 - 13 * (len(groups) - 1 - g)
             body.append(book.shown(left + bar / 2, label_y, group.keys[c], group.fmt, anchor="middle", cls="ev-small"))
-    body.append(f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x1)}" y2="{_num(y0)}"/>')
-    body.append(f'<line class="ev-axis" x1="{_num(x0)}" y1="{_num(y0)}" x2="{_num(x0)}" y2="{_num(y1)}"/>')
-    body.append(_text((x0 + x1) / 2, y0 + 40, escape(x_label), anchor="middle"))
-    body.append(
-        f'<text x="0" y="0" text-anchor="middle" transform="translate({_num(16)},{_num((y0 + y1) / 2)}) rotate(-90)">'
-        f"{escape(y.label)}</text>"
-    )
+    body += _axis_lines(x_label, y.label, x0, x1, y0, y1)
     for g, group in enumerate(groups):
         style = STYLES[group.style]
         cy = y1 + 6 + 18 * g
         fill = style.colour if group.filled else "none"
-        dash = f";stroke-dasharray:{style.dash}" if style.dash else ""
         body.append(
             f'<rect class="ev-bar" x="{_num(x1 + 10)}" y="{_num(cy - 6)}" width="16" height="12" '
-            f'style="fill:{fill};stroke:{style.colour}{dash}"/>'
+            f'style="fill:{fill};stroke:{style.colour}{_dash(style)}"/>'
         )
         body.append(_text(x1 + 32, cy + 4, escape(group.label), cls="ev-small"))
     return _frame(chart_id, title, description, body, width, height)
