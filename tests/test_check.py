@@ -263,6 +263,17 @@ def test_a_site_file_belongs_to_the_generated_page_whose_folder_holds_it(prepare
     assert prepared.facts_for("index.html") is fresh.union
 
 
+def test_a_malformed_shows_entry_names_what_it_found(prepared):
+    from site_builder.check.site import check_coverage
+
+    page = prepared.fresh.by_html_path[PAGE]
+    page = dataclasses.replace(page, source=dataclasses.replace(page.source, shows=("svg#a>g FORWARD.input", " ")))
+    assert [p.line() for p in check_coverage(page, [])] == [
+        f"{PAGE}: shows 'svg#a>g FORWARD.input': expected a selector made of a tag, #id and .class parts, found 'svg#a>g'",
+        f"{PAGE}: shows ' ': expected a fact key, optionally after selectors, found ' '",
+    ]
+
+
 def test_refresh_commands_name_the_page_except_for_the_chapter():
     assert refresh_command(PAGES[0], "trace") == "site-builder trace --write-golden"
     other = dataclasses.replace(PAGES[0], slug="deep-stack")

@@ -53,17 +53,24 @@ class Simple:
 
 
 class EntryError(ValueError):
-    pass
+    """A ``shows`` entry that is not selectors followed by a key: what was expected and what was found."""
+
+    def __init__(self, expected: str, found: str):
+        super().__init__(f"{expected}, found {found}")
+        self.expected = expected
+        self.found = found
 
 
 def parse_entry(entry: str) -> tuple[tuple[Simple, ...], str]:
     """``"svg#a g.node KEY"`` -> (selectors, key)."""
+    if not entry.split():
+        raise EntryError("a fact key, optionally after selectors", repr(entry))
     *selectors, key = entry.split()
     out: list[Simple] = []
     for text in selectors:
         m = _SIMPLE_RE.match(text)
-        if not m or not text:
-            raise EntryError(f"a selector made of a tag, #id and .class parts, found {text!r}")
+        if not m:
+            raise EntryError("a selector made of a tag, #id and .class parts", repr(text))
         out.append(
             Simple(
                 m["tag"],
@@ -101,7 +108,6 @@ def index(shown: Iterable[Shown]) -> dict[str, list[Shown]]:
     return out
 
 
-def is_shown(entry: str, shown: Iterable[Shown] | dict[str, list[Shown]]) -> bool:
-    selectors, key = parse_entry(entry)
-    by_key = shown if isinstance(shown, dict) else index(shown)
+def is_shown(selectors: tuple[Simple, ...], key: str, by_key: dict[str, list[Shown]]) -> bool:
+    """Whether an element inside ``selectors`` shows ``key`` (``by_key`` from :func:`index`)."""
     return any(_inside(selectors, s.chain) for s in by_key.get(key, ()))

@@ -122,15 +122,14 @@ def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
         order = 10**9 + i  # after the page's own problems, in declaration order
         try:
             selectors, key = parse_entry(entry)
-            covered = is_shown(entry, by_key)
         except EntryError as exc:
-            problems.append(Problem(p.html_path, order, f"shows {entry!r}", str(exc).split(", found ")[0], "another"))
+            problems.append(Problem(p.html_path, order, f"shows {entry!r}", exc.expected, exc.found))
             continue
         scope = entry[: -len(key)].strip()
         where = f"{scope} [data-trace={key}]" if scope else f"[data-trace={key}]"
         if key not in p.facts:
             problems.append(Problem(p.html_path, order, where, "a key of the page's facts", "unknown key"))
-        elif not covered:
+        elif not is_shown(selectors, key, by_key):
             there = f"in {scope}" if scope else "on the page"
             problems.append(Problem(p.html_path, order, where, f"the value shown {there}", "not shown"))
     return problems
