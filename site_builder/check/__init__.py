@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .document import Facts, PageReport, check_document, check_html, check_svg, parse_html, parse_svg
+from .document import Facts, PageReport, check_document, check_svg, parse_html, parse_svg
 from .fresh import Fresh, FreshPage, collect, html_path, refresh_command
 from .numbers import ALLOWED, Allowed
 from .problems import Problem, Result
@@ -39,7 +39,7 @@ from .site import Setup, SiteError, check_page, check_site, check_tree, setup
 
 __all__ = [
     "ALLOWED", "Allowed", "Facts", "Fresh", "FreshPage", "PageReport", "Problem", "Result", "Setup", "SiteError",
-    "check_document", "check_html", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path", "main",
+    "check_document", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path", "main",
     "parse_html", "parse_svg", "refresh_command", "setup",
 ]
 

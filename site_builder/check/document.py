@@ -422,9 +422,5 @@ def check_document(root: etree._Element, page: str, facts: Facts, sources: Sourc
     return report
 
 
-def check_html(text: str | bytes, page: str, facts: Facts, sources: Sources) -> PageReport:
-    return check_document(parse_html(text), page, facts, sources)
-
-
 def check_svg(data: bytes, page: str, facts: Facts, sources: Sources) -> PageReport:
     return check_document(parse_svg(data), page, facts, sources)

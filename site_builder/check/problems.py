@@ -32,11 +32,6 @@ class Result:
     pages: int = 0
     values: int = 0
 
-    def extend(self, other: "Result") -> None:
-        self.problems.extend(other.problems)
-        self.pages += other.pages
-        self.values += other.values
-
     @property
     def ok(self) -> bool:
         return not self.problems
