@@ -29,6 +29,11 @@ class Constants:
     upstream: float = 1.0
     alpha: float = 0.0  # ReZero's initial gate
 
+    @property
+    def he_std(self) -> float:
+        """The He weights' standard deviation, sqrt(gain / fan_in); fan_in = width for both layers."""
+        return math.sqrt(self.he_gain / self.width)
+
 
 @dataclass(frozen=True)
 class Draws:
@@ -41,7 +46,7 @@ class Draws:
 
 def draws(c: Constants) -> Draws:
     rng = np.random.default_rng(c.seed)
-    std = math.sqrt(c.he_gain / c.width)  # fan_in = width for both layers
+    std = c.he_std
     x = rng.standard_normal((c.rows, c.width))
     first, second = [], []
     for _ in range(max(DEPTHS)):
@@ -163,7 +168,7 @@ def run_fixtures(c: Constants = Constants()) -> Trace:
         rows=c.rows,
         seed=c.seed,
         he_gain=printed_real("he-init", "CONFIG.he-gain", c.he_gain),
-        he_std=printed_real("he-init", "CONFIG.he-std", math.sqrt(c.he_gain / c.width)),
+        he_std=printed_real("he-init", "CONFIG.he-std", c.he_std),
         input_norm=printed_real("zero-init", "CONFIG.input-norm", float(np.linalg.norm(d.x))),
         upstream=printed_real("zero-init-gradient", "CONFIG.upstream", c.upstream),
     )
