@@ -610,3 +610,19 @@ def test_two_cold_builds_are_byte_identical(tmp_path):
     differing = [name for name in outputs[0] if outputs[0][name] != outputs[1][name]]
     assert differing == []
     assert any(b"<svg" in content for content in outputs[0].values())
+
+
+def test_compiled_templates_are_reused_only_while_the_source_is_unchanged(tmp_path):
+    from site_builder.render.diagrams import dot_environment
+    from site_builder.render.templating import page_environment
+
+    templates, compiled = tmp_path / "templates", tmp_path / "compiled"
+    templates.mkdir()
+    (templates / "t.md.j2").write_text("{{ word }} one\n", encoding="utf-8")
+    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="<b>") == "&lt;b&gt; one\n"
+    assert list(compiled.rglob("*.cache")), "the compiled template is kept"
+    (templates / "t.md.j2").write_text("{{ word }} two\n", encoding="utf-8")
+    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="<b>") == "&lt;b&gt; two\n"
+    # An environment that escapes differently never loads the page environment's code.
+    dot = dot_environment(page_environment(templates).loader, compiled)
+    assert dot.get_template("t.md.j2").render(word='"') == '\\" two\n'

@@ -84,9 +84,9 @@ def _finalize(value: Any) -> str:
     return value if isinstance(value, DotText) else dot_escape("" if value is None else str(value))
 
 
-def dot_environment(loader: jinja2.BaseLoader) -> jinja2.Environment:
+def dot_environment(loader: jinja2.BaseLoader, compiled_dir: Path | None = None) -> jinja2.Environment:
     """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
-    return strict_environment(loader, autoescape=False, finalize=_finalize)
+    return strict_environment(loader, compiled_dir, autoescape=False, finalize=_finalize)
 
 
 def html_label_escape(text: str) -> str:

@@ -65,14 +65,15 @@ def _fence(code: str) -> str:
 
 
 class PageRenderer:
-    """Renders every generated page of one build; one Graphviz cache and counters for all of them."""
+    """Renders every generated page of one build; one Graphviz cache, compiled-template cache and counters for all."""
 
     def __init__(self, templates_dir: Path, cache_dir: Path, source_root: Path, display_base: Path) -> None:
         self.templates_dir = Path(templates_dir)
         self.source_root = Path(source_root)
         self.display_base = Path(display_base)
-        self.env = page_environment(self.templates_dir)
-        self.diagrams = DiagramRenderer(dot_environment(self.env.loader), Path(cache_dir) / "diagrams")  # type: ignore[arg-type]
+        compiled = Path(cache_dir) / "templates"
+        self.env = page_environment(self.templates_dir, compiled)
+        self.diagrams = DiagramRenderer(dot_environment(self.env.loader, compiled), Path(cache_dir) / "diagrams")  # type: ignore[arg-type]
 
     def render(self, page: PageSource, result: RunResult) -> RenderedPage:
         book = FactBook(result.facts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from types import TracebackType
@@ -20,12 +21,15 @@ class TemplateFailure(RuntimeError):
         super().__init__(where + message)
 
 
-def strict_environment(loader: jinja2.BaseLoader, **escaping: Any) -> jinja2.Environment:
+def strict_environment(
+    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, **escaping: Any
+) -> jinja2.Environment:
     """Jinja as every template here is written: strict about undefined names, a block tag's line left out.
 
-    ``escaping`` says how a plain value is written (``autoescape``, ``finalize``).
+    ``escaping`` says how a plain value is written (``autoescape``, ``finalize``). With ``compiled_dir``,
+    compiled templates are kept there and reused by the next build while a template's source is unchanged.
     """
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -33,11 +37,36 @@ def strict_environment(loader: jinja2.BaseLoader, **escaping: Any) -> jinja2.Env
         keep_trailing_newline=True,
         **escaping,
     )
+    if compiled_dir is not None:
+        env.bytecode_cache = _compiled_cache(env, Path(compiled_dir))
+    return env
 
 
-def page_environment(templates_dir: Path) -> jinja2.Environment:
+def _compiled_cache(env: jinja2.Environment, compiled_dir: Path) -> jinja2.BytecodeCache:
+    """Jinja's compiled-template cache, in a folder named after what compiled code depends on besides the source.
+
+    Jinja keys an entry by the template's name and checks its source; the Jinja version and the options that
+    are compiled into the code (whitespace control, autoescaping, whether values are finalized) name the folder,
+    so an environment built differently never loads another's code.
+    """
+    options = (
+        jinja2.__version__,
+        env.trim_blocks,
+        env.lstrip_blocks,
+        env.keep_trailing_newline,
+        env.newline_sequence,
+        repr(env.autoescape) if isinstance(env.autoescape, bool) else getattr(env.autoescape, "__qualname__", "?"),
+        env.finalize is not None,
+        sorted(env.extensions),
+    )
+    folder = compiled_dir / hashlib.sha256(repr(options).encode("utf-8")).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    return jinja2.FileSystemBytecodeCache(str(folder))
+
+
+def page_environment(templates_dir: Path, compiled_dir: Path | None = None) -> jinja2.Environment:
     """Jinja for Markdown pages: strict about undefined names, HTML-escaping every plain value."""
-    return strict_environment(jinja2.FileSystemLoader(str(templates_dir)), autoescape=True)
+    return strict_environment(jinja2.FileSystemLoader(str(templates_dir)), compiled_dir, autoescape=True)
 
 
 def _display(path: str, base: Path) -> str:
