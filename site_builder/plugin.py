@@ -7,7 +7,8 @@ Order of work, chosen so that a failure never costs the previous site:
     ``site_dir`` at a staging sibling (``.site-NAME-…``) for ``mkdocs build``;
 ``on_pre_build``
     everything that can fail: fixtures (cached in ``.cache/fixtures``),
-    golden comparison, templates, Graphviz (cached in ``.cache/diagrams``);
+    golden comparison, templates (compiled ones kept in ``.cache/templates``),
+    Graphviz (cached in ``.cache/diagrams``);
 ``on_files``
     add the generated pages and downloads as virtual files (nothing is
     written into ``docs/``);
