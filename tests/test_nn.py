@@ -305,3 +305,11 @@ def test_every_stack_parameter_gets_a_finite_nonzero_gradient(kind):
         assert g is not None and g.shape == (2, 2)
         assert np.all(np.isfinite(g))
         assert np.any(g != 0.0)
+
+
+def test_a_residual_graph_has_exactly_the_input_and_the_branch_weight_as_leaves():
+    x = parameter([2.0, -1.0], name="input")
+    linear = Linear([[0.5, -1.0], [2.0, 0.25]], name="residual.branch.weight")
+    y = residual_add(x, linear(x))
+    assert sorted(leaf.name for leaf in y.leaves()) == ["input", "residual.branch.weight"]
+    assert tensor([1.0]).leaves() == []

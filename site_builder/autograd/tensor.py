@@ -299,6 +299,10 @@ class Tensor:
                     node._released = True
                     node._vjp = None
 
+    def leaves(self) -> list["Tensor"]:
+        """The leaves of this tensor's graph that collect a gradient: its parameters and tracked inputs."""
+        return [node for node in self._topological_order() if node.is_leaf]
+
     def _topological_order(self) -> list["Tensor"]:
         """Nodes reachable from self, each after every node that uses it."""
         order: list[Tensor] = []

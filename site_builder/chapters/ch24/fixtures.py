@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...autograd import GradCheckResult, Tensor, check_gradients, parameter, tensor
+from ...autograd import GradCheckResult, check_gradients, parameter, tensor
 from ...fixtures import FixtureError, printed_real, printed_vector
 from ...nn import Linear, ResidualShapeError, residual_add
 from .trace import (
@@ -91,7 +91,7 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
         "input_gradient": x.grad,
         "weight_gradient": linear.weight.grad,
         "weight_shape": np.array(linear.weight.shape),
-        "parameters": np.array([p.name for p in _leaf_parameters(y) if p is not x]),
+        "parameters": np.array([p.name for p in y.leaves() if p is not x]),
     }
 # endregion: primary-fixture
 
@@ -185,22 +185,6 @@ def gradient_check_fixture(c: Constants) -> GradCheckResult:
         tolerance=c.gradcheck_tolerance,
     )
 # endregion: gradient-check-fixture
-
-
-def _leaf_parameters(root: Tensor) -> list[Tensor]:
-    """The named leaves that collect gradients in ``root``'s graph, in discovery order."""
-    found: list[Tensor] = []
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.is_leaf and node.requires_grad:
-            found.append(node)
-        stack.extend(node.parents)
-    return found
 
 
 def _bits_equal(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
