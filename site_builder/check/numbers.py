@@ -23,6 +23,7 @@ NUMBER_RE = re.compile(
 )
 NAME_RE = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)+")
 _NUMERIC_SEGMENT_RE = re.compile(r"(?:^|[.\-])[0-9]+(?=$|[.\-])")
+_DIGIT_RE = re.compile(r"[0-9\u2070\u00b9\u00b2\u00b3\u2074-\u2079]")  # nothing to scan without one
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class Found:
 
 def scan(text: str, allow: Iterable[Allowed] = ALLOWED) -> list[Found]:
     """Numbers and numeric names in ``text`` that no allow-list entry covers, in order."""
-    if not any(c.isdigit() or c in "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079" for c in text):
+    if not _DIGIT_RE.search(text):
         return []
     spans = allowed_spans(text, allow)
     found: list[Found] = []
