@@ -301,7 +301,7 @@ class Tensor:
 
     def leaves(self) -> list["Tensor"]:
         """The leaves of this tensor's graph that collect a gradient: its parameters and tracked inputs."""
-        return [node for node in self._topological_order() if node.is_leaf]
+        return [node for node in self._topological_order() if node.is_leaf and node.requires_grad]
 
     def _topological_order(self) -> list["Tensor"]:
         """Nodes reachable from self, each after every node that uses it."""
