@@ -221,6 +221,12 @@ def test_excerpt_regions_are_read_as_the_pages_read_them(tmp_path):
     assert caught.value.found == "none: source region 'b' in code.py has no '# endregion: b' line"
 
 
+def test_an_excerpt_of_a_file_that_is_not_utf8_is_an_error(tmp_path):
+    (tmp_path / "code.py").write_bytes(b"# region: a\nx = '\xff'\n# endregion: a\n")
+    with pytest.raises(check.excerpts.RegionError, match="a UTF-8 source file code.py, found invalid start byte"):
+        Sources(tmp_path).region("code.py#a")
+
+
 # -- drawings -------------------------------------------------------------------------------
 
 
@@ -298,6 +304,16 @@ def test_a_stale_golden_prints_a_diff_and_the_refresh_command(prepared, tmp_path
 
 def test_the_repository_goldens_agree_with_a_fresh_run(prepared):
     assert check_goldens(prepared.fresh) == []
+
+
+def test_a_golden_that_is_not_utf8_is_a_problem_not_a_crash(prepared, tmp_path):
+    golden = tmp_path / "trace.txt"
+    golden.write_bytes(b"TRACE \xff\n")
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): golden})
+    assert [p.line() for p in problems] == [
+        f"{golden}: golden trace: expected a UTF-8 text (refresh: site-builder trace --write-golden), "
+        "found bytes that are not UTF-8 (invalid start byte at byte 6)"
+    ]
 
 
 def test_a_missing_golden_names_the_command_that_writes_it(prepared, tmp_path):

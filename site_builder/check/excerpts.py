@@ -44,6 +44,8 @@ class Sources:
                 self._regions[ref] = extract_region(self.repo_root, path, name).text
             except RenderRegionError as exc:
                 raise RegionError(f"a region {name!r} in {path}", f"none: {exc}") from None
+            except UnicodeDecodeError as exc:
+                raise RegionError(f"a UTF-8 source file {path}", f"{exc.reason} at byte {exc.start}") from None
         return self._regions[ref]
 
 

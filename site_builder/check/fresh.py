@@ -125,6 +125,14 @@ def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None
                     Problem(where, order, f"golden {kind}", f"a golden file (write it: {command})", "none", group=0)
                 )
                 continue
+            except UnicodeDecodeError as exc:
+                problems.append(
+                    Problem(
+                        where, order, f"golden {kind}", f"a UTF-8 text (refresh: {command})",
+                        f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})", group=0,
+                    )
+                )
+                continue
             if golden != text:
                 diff = tuple(
                     difflib.unified_diff(
