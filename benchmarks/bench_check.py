@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             build(site)
 
         full, result = timed(lambda: check.check_site(site), args.runs)
-        fixtures, _ = timed(check.collect, args.runs)
-        prepared = check.setup()
+        fixtures, fresh = timed(check.collect, args.runs)
+        prepared = check.setup(fresh)  # type: ignore[arg-type]
         checked, _ = timed(lambda: check.check_site(site, prepared), args.runs)
 
         print(f"site: {site}")
