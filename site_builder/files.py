@@ -7,14 +7,18 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary sibling and an atomic rename."""
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8 with LF lines, or bytes) through a temporary sibling and an atomic rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        if isinstance(content, bytes):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(content)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.metadata
-import os
 import pickle
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..chapters import PageSource, RunResult
+from ..files import write_atomic
 
 DEFAULT_PAGES = "site_builder.chapters:PAGES"
 CACHE_FORMAT = b"site-builder fixture cache 1"
@@ -96,15 +96,7 @@ def _load_cached(cache_file: Path) -> RunResult | None:
 
 
 def _store(cache_file: Path, result: RunResult) -> None:
-    cache_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{cache_file.name}.", dir=cache_file.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(result, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, cache_file)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(cache_file, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def run_fixtures(pages: Sequence[PageSource], spec: str, cache_dir: Path, workdir: Path) -> list[FixtureRun]:
