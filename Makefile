@@ -7,13 +7,17 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: site test check setup dot chromium serve clean
+.PHONY: site test test-fast check setup dot chromium serve clean
 
 site: setup
 	$(BIN)/mkdocs build --strict
 
 test: setup chromium
 	$(BIN)/python -m pytest
+
+# The quick loop while writing a page: everything but the site builds and the browser.
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
 
 check: site
 	$(BIN)/site-builder check site

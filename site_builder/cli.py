@@ -1,4 +1,9 @@
-"""Command line: ``site-builder trace|report [--page SLUG] [--write-golden]`` and ``site-builder check``."""
+"""Command line: ``site-builder trace|report|check|new|pages``.
+
+Every command finds its project from the working folder (the nearest
+``mkdocs.yml``). Failures are one line on standard error, and the exit status
+comes from :func:`site_builder.errors.exit_code`, the only place that decides it.
+"""
 
 from __future__ import annotations
 
@@ -7,70 +12,94 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from .files import write_atomic
+from .errors import SiteBuilderError, UsageError, exit_code, os_error, shown
 
 
-class NoSuchOutput(Exception):
-    """The page asked for has no such output (an unknown slug, or a report on a page without one)."""
+def _output(args: argparse.Namespace) -> int:
+    """Print (or freeze) one page's trace or report."""
+    from .pipeline import Pipeline, write_golden
+    from .project import Project
 
-
-def _page_output(slug: str, kind: str, write_golden: bool) -> int:
-    """Print (or freeze) one generated page's trace or report, run through its ``PAGES`` entry."""
-    from .chapters import page
-
-    try:
-        source = page(slug)
-    except KeyError as exc:
-        raise NoSuchOutput(exc.args[0]) from None
-    target = source.golden_trace if kind == "trace" else source.golden_report
-    if target is None:
-        raise NoSuchOutput(f"page {slug!r} has no {kind}; it publishes a trace only")
-    run = source.run()
-    text = run.trace_text if kind == "trace" else run.report_text
-    assert text is not None
-    if write_golden:
-        write_atomic(target, text)
-        print(f"wrote {target}", file=sys.stderr)
+    project = Project.find()
+    page = project.page(args.page)
+    if args.command == "report" and not page.has_report:
+        raise UsageError(f"page {page.slug!r} publishes no report (it has no report.py); it publishes a trace")
+    run = Pipeline(project, progress=lambda line: print(line, file=sys.stderr)).run_page(page.slug)
+    if args.write_golden:
+        path = write_golden(project, run, args.command)
+        print(f"wrote {project.display(path)}", file=sys.stderr)
     else:
+        text = run.text(args.command)
+        assert text is not None
         sys.stdout.write(text)
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+def _check(args: argparse.Namespace) -> int:
+    from . import check
+    from .project import Project
+
+    return check.run(Path(args.site_dir), Project.find())
+
+
+def _new(args: argparse.Namespace) -> int:
+    from .project import Project
+    from .scaffold import new_page
+
+    project = Project.find()
+    folder = new_page(project, args.slug, args.title, section=args.section, order=args.order)
+    print(f"wrote {project.display(folder)}/: build it with `mkdocs build` or `mkdocs serve`", file=sys.stderr)
+    return 0
+
+
+def _pages(args: argparse.Namespace) -> int:
+    from .project import Project
+
+    for page in Project.find().pages():
+        section = f"{page.section} / " if page.section else ""
+        print(f"{page.slug}\t{page.url}\t{section}{page.title}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
         prog="site-builder",
-        description="Run the chapter fixtures, print their trace or report, and check a built site against them.",
+        description="Run the pages' fixtures, print their traces and reports, scaffold a page, "
+        "and check a built site against a fresh run.",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    for kind, what in (("trace", "the chapter trace (residual-connections-v1)"), ("report", "the learner report")):
-        p = sub.add_parser(kind, help=f"run the fixtures and print {what}")
-        p.add_argument(
-            "--write-golden", action="store_true", help="write it to the frozen golden file instead of stdout"
-        )
-        p.add_argument(
-            "--page", default="ch24", metavar="SLUG", help="which generated page (default: ch24, the chapter)"
-        )
+    sub = top.add_subparsers(dest="command", required=True)
+    for kind, what in (("trace", "the page's trace"), ("report", "the page's learner report")):
+        p = sub.add_parser(kind, help=f"run a page's fixtures and print {what}")
+        p.add_argument("--page", required=True, metavar="SLUG", help="which page (its folder's name; see `pages`)")
+        p.add_argument("--write-golden", action="store_true", help="write it to the page's golden file instead")
+        p.set_defaults(action=_output)
     check = sub.add_parser("check", help="verify every number on a built site against a fresh run")
     check.add_argument("site_dir", nargs="?", default="site", help="built site folder (default: site)")
-    args = parser.parse_args(argv)
+    check.set_defaults(action=_check)
+    new = sub.add_parser("new", help="write a new, working page folder")
+    new.add_argument("slug", help="the folder's name: lower-case letters, digits and '_'")
+    new.add_argument("--title", required=True, help="the page's title")
+    new.add_argument("--section", default=None, help="the navigation section to put it in")
+    new.add_argument("--order", type=float, default=None, help="where it sits in the navigation (default: last)")
+    new.set_defaults(action=_new)
+    pages = sub.add_parser("pages", help="list the page folders, in navigation order")
+    pages.set_defaults(action=_pages)
+    return top
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
-        if args.command in ("trace", "report"):
-            return _page_output(args.page, args.command, args.write_golden)
-        from .check import main as check_main
-
-        return check_main(Path(args.site_dir))
-    except Exception as exc:  # one clear line, not a traceback
-        from .fixtures import FixtureError
-        from .trace import NonFiniteValueError
-
-        if isinstance(exc, NoSuchOutput):
-            print(f"site-builder: error: {exc}", file=sys.stderr)
-            return 2
-        if isinstance(exc, (FixtureError, NonFiniteValueError, OSError)):
-            print(f"site-builder: error: {exc}", file=sys.stderr)
-            return 1 if not isinstance(exc, OSError) else 2
-        raise
+        return int(args.action(args))
+    except SiteBuilderError as exc:
+        print(f"site-builder: error: {shown(str(exc), 2000)}", file=sys.stderr)
+        return exit_code(exc)
+    except OSError as exc:
+        print(f"site-builder: error: {os_error(exc)}", file=sys.stderr)
+        return exit_code(exc)
+    except KeyboardInterrupt:
+        print("site-builder: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,17 +1,22 @@
-"""The MkDocs plugin ``chapter-trace``: ``mkdocs build`` runs the fixtures and renders the generated pages.
+"""The MkDocs plugin ``chapter-trace``: ``mkdocs build`` runs the pages' fixtures and renders the generated pages.
 
 Order of work, chosen so that a failure never costs the previous site:
 
 ``on_config``
-    load the page list, add missing pages to the navigation, and point
-    ``site_dir`` at a staging sibling (``.site-NAME-…``) for ``mkdocs build``;
+    discover the page folders, add their pages to the navigation (in their
+    declared order and sections), and point ``site_dir`` at a staging sibling
+    (``.site-NAME-…``) for ``mkdocs build``;
 ``on_pre_build``
-    everything that can fail: fixtures (cached in ``.cache/fixtures``),
-    golden comparison, templates (compiled ones kept in ``.cache/templates``),
-    Graphviz (cached in ``.cache/diagrams``);
+    everything that can fail: the pipeline (fixtures, cached in
+    ``.cache/fixtures``; golden comparison) and rendering (compiled templates
+    kept in ``.cache/templates``, Graphviz layouts in ``.cache/diagrams``);
 ``on_files``
     add the generated pages and downloads as virtual files (nothing is
     written into ``docs/``);
+``on_post_page``
+    scan each built page for numbers with no provenance: a warning naming
+    the page, the number and, where it can be found, the template line (so
+    ``--strict`` fails the build, and ``mkdocs serve`` only warns);
 ``on_post_build`` (last)
     swap the staging directory into place, unless strict mode counted a
     warning, in which case MkDocs aborts next and the old site stays.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import time
 import uuid
@@ -37,9 +43,8 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files
 
-from .chapters import PageSource
-from .render.fixtures import DEFAULT_PAGES, FixtureRunError, load_pages, run_fixtures
-from .render.golden import GoldenError, check_golden
+from .errors import SiteBuilderError
+from .project import Page, Project
 from .render.pages import PageRenderer, RenderedPage
 
 log = logging.getLogger("mkdocs.plugins.chapter_trace")
@@ -48,11 +53,9 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 class ChapterTraceConfig(base.Config):
-    pages = c.Type(str, default=DEFAULT_PAGES)  # module:attribute holding the PageSource list
-    templates_dir = c.Type(str, default="templates")  # relative to mkdocs.yml
+    pages_dir = c.Type(str, default="pages")  # one folder per generated page, relative to mkdocs.yml
+    templates_dir = c.Type(str, default="templates")  # shared partials and macros, relative to mkdocs.yml
     cache_dir = c.Type(str, default=".cache")  # relative to mkdocs.yml
-    # When set, golden files are read from GOLDEN_DIR/<slug>/<file name> instead of the package.
-    golden_dir = c.Optional(c.Type(str))
 
 
 class _WarningCounter(logging.Handler):
@@ -81,23 +84,19 @@ def _nav_paths(nav: Any) -> set[str]:
     return found
 
 
-def _nav_entries(pages: list[PageSource]) -> list[dict[str, Any]]:
-    """Navigation entries for generated pages the nav does not list yet.
-
-    Pages that share a folder (``evidence/deep-stack.md``, ``evidence/claims.md``)
-    become one section named after it; any other page is an entry of its own.
-    """
-    groups: dict[str, list[PageSource]] = {}
-    for page in pages:
-        folder, _, name = page.page_path.rpartition("/")
-        groups.setdefault(folder if folder and name != "index.md" else page.page_path, []).append(page)
+def nav_entries(pages: list[Page]) -> list[dict[str, Any]]:
+    """Navigation entries for generated pages, in their order; pages naming one section share an entry."""
     entries: list[dict[str, Any]] = []
-    for key, members in groups.items():
-        if len(members) > 1:
-            title = key.rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").capitalize()
-            entries.append({title: [{p.title: p.page_path} for p in members]})
+    sections: dict[str, list[dict[str, str]]] = {}
+    for page in pages:
+        item = {page.title: page.page_path}
+        if page.section is None:
+            entries.append(item)
+        elif page.section in sections:
+            sections[page.section].append(item)
         else:
-            entries += [{p.title: p.page_path} for p in members]
+            sections[page.section] = [item]
+            entries.append({page.section: sections[page.section]})
     return entries
 
 
@@ -107,9 +106,11 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     def __init__(self) -> None:
         self.command: str | None = None
         self.dirty = False
-        self.root = Path.cwd()
-        self.pages: list[PageSource] = []
+        self.project: Project | None = None
+        self.pages: list[Page] = []
         self.rendered: list[RenderedPage] = []
+        self.origins: dict[str, tuple[Path, ...]] = {}  # built page path -> files a number in it may come from
+        self.names: dict[str, frozenset[str]] = {}  # built page path -> the names its trace carries
         self.final_site: Path | None = None
         self.staging: Path | None = None
         self.counter: _WarningCounter | None = None
@@ -127,16 +128,24 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     @event_priority(100)
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         self._cleanup()
-        self.root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
+        root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
+        self.project = Project.at(
+            root,
+            pages_dir=self.config.pages_dir,
+            templates_dir=self.config.templates_dir,
+            docs_dir=str(Path(config.docs_dir).resolve()),
+            cache_dir=self.config.cache_dir,
+        )
         if config.strict:
             self.counter = _WarningCounter()
             logging.getLogger("mkdocs").addHandler(self.counter)
         try:
-            self.pages = load_pages(self.config.pages, self.root)
-        except Exception as exc:
-            raise _fail(f"cannot load the page list {self.config.pages!r}: {exc}") from exc
+            self.pages = self.project.pages()
+        except SiteBuilderError as exc:
+            raise _fail(str(exc)) from None
         if config.nav is not None:
-            config.nav.extend(_nav_entries([p for p in self.pages if p.page_path not in _nav_paths(config.nav)]))
+            listed = _nav_paths(config.nav)
+            config.nav.extend(nav_entries([p for p in self.pages if p.page_path not in listed]))
         if not self.serving:
             self.final_site = Path(config.site_dir).resolve()
             self.staging = self.final_site.parent / f".site-{self.final_site.name}-{uuid.uuid4().hex[:12]}"
@@ -146,69 +155,78 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         return config
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
+        from .pipeline import Pipeline
+
+        assert self.project is not None
         started = time.perf_counter()
-        templates = self.root / self.config.templates_dir
-        cache = self.root / self.config.cache_dir
-        if not templates.is_dir():
-            raise _fail(f"templates folder {templates} does not exist (option templates_dir)")
-        renderer = PageRenderer(templates, cache, PACKAGE_DIR.parent, self.root)
-        rendered: list[RenderedPage] = []
+        project = self.project
+        if not project.templates_dir.is_dir():
+            raise _fail(f"templates folder {project.display(project.templates_dir)} does not exist (option templates_dir)")
+        pipeline = Pipeline(project, progress=lambda line: log.info(f"{NAME}: {line}"),
+                            warn=lambda line: log.warning(f"{NAME}: {line}"))
         try:
-            runs = run_fixtures(self.pages, self.config.pages, cache / "fixtures", self.root)
-        except FixtureRunError as exc:
+            runs = pipeline.run(self.pages)
+            for issue in pipeline.goldens(runs):
+                if not self.serving:
+                    raise _fail(issue.message())
+                log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
+            renderer = PageRenderer(project, self.pages)
+            self.rendered = [renderer.render(run.page, run) for run in runs]
+        except SiteBuilderError as exc:
             raise _fail(str(exc)) from None
-        for page, run in zip(self.pages, runs):
-            self._check_golden(page, run.result)
-            try:
-                rendered.append(renderer.render(page, run.result))
-            except Exception as exc:
-                raise _fail(str(exc)) from None
-        self.rendered = rendered
+        from .check.document import Facts
+
+        self.origins = {p.page.html_path: (p.page.folder, project.templates_dir) for p in self.rendered}
+        self.names = {run.page.html_path: Facts(run.facts).names for run in runs}
+        self.names[""] = frozenset().union(*self.names.values()) if self.names else frozenset()
         diagrams = renderer.diagrams
         total = diagrams.rendered + diagrams.cached
-        records = sum(p.records for p in rendered)
+        records = sum(p.records for p in self.rendered)
+        count = len(self.rendered)
         log.info(
-            f"{NAME}: {len(rendered)} page{'' if len(rendered) == 1 else 's'}, {records} records, "
+            f"{NAME}: {count} page{'' if count == 1 else 's'}, {records} records, "
             f"{total} diagram{'' if total == 1 else 's'} ({diagrams.rendered} rendered, {diagrams.cached} cached), "
             f"{time.perf_counter() - started:.2f} s"
         )
 
-    def _golden_path(self, page: PageSource, path: Path) -> Path:
-        if self.config.golden_dir:
-            return self.root / self.config.golden_dir / page.slug / path.name
-        return path
-
-    def _check_golden(self, page: PageSource, result: Any) -> None:
-        pairs = [("trace", page.golden_trace, result.trace_text)]
-        if page.golden_report is not None and result.report_text is not None:
-            pairs.append(("report", page.golden_report, result.report_text))
-        for kind, path, fresh in pairs:
-            try:
-                check_golden(page, kind, self._golden_path(page, path), fresh, self.root)
-            except GoldenError as exc:
-                if self.serving:
-                    log.warning(f"{NAME}: {exc} (serving the fresh values)")
-                else:
-                    raise _fail(str(exc)) from None
-
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         for page in self.rendered:
-            generated = {page.source.page_path: page.markdown, **page.files}
+            generated = {page.page.page_path: page.markdown, **page.files}
             for path, content in generated.items():
                 existing = files.get_file_from_path(path)
                 if existing is not None and not existing.generated_by:
                     raise _fail(
                         f"{Path(config.docs_dir).name}/{path} collides with a generated file of page "
-                        f"{page.source.slug}; remove it from the docs folder"
+                        f"{page.page.slug}; remove it from the docs folder"
                     )
                 if existing is not None:
                     files.remove(existing)
                 files.append(File.generated(config, path, content=content))
         return files
 
+    def on_post_page(self, output: str, *, page: Any, config: MkDocsConfig) -> str:
+        """Every number a reader sees must carry its provenance: warn (fail under --strict) about any other."""
+        from .check.document import _Doc, PageReport, check_numbers, parse_html
+
+        built = page.file.dest_uri
+        try:
+            root = parse_html(output)
+        except ValueError:
+            return output
+        report = PageReport()
+        check_numbers(_Doc.of(root, built), self.names.get(built, self.names.get("", frozenset())), report)
+        origins = self.origins.get(built) or ((Path(config.docs_dir) / page.file.src_uri,) if page.file.src_uri else ())
+        for problem in report.problems:
+            number = problem.found.split("'")[1] if "'" in problem.found else problem.found
+            where = _locate(number, origins, self.project)
+            at = f" ({where})" if where else ""
+            log.warning(f"{NAME}: {built}: {problem.element}: {problem.found} has no provenance{at}")
+        return output
+
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
-        # MkDocs already watches docs/ and mkdocs.yml; add the package and the templates.
-        for path in (PACKAGE_DIR, self.root / self.config.templates_dir):
+        # MkDocs already watches docs/ and mkdocs.yml; add the page folders, shared templates and the package.
+        assert self.project is not None
+        for path in (PACKAGE_DIR, self.project.pages_dir, self.project.templates_dir):
             if path.exists():
                 server.watch(str(path))
         return server
@@ -247,3 +265,30 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         if self.counter is not None:
             logging.getLogger("mkdocs").removeHandler(self.counter)
             self.counter = None
+
+
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+
+
+def _locate(number: str, origins: tuple[Path, ...], project: Project | None) -> str | None:
+    """``FILE:LINE`` of the first template or docs line that types ``number`` outside a Jinja tag."""
+    digits = number.lstrip("+-\u2212")
+    if not digits:
+        return None
+    pattern = re.compile(rf"(?<![A-Za-z0-9_.]){re.escape(digits)}(?![0-9])")
+    files: list[Path] = []
+    for origin in origins:
+        if origin.is_dir():
+            files += sorted(origin.rglob("*.j2"))
+        elif origin.is_file():
+            files.append(origin)
+    for file in files:
+        try:
+            lines = file.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for number_, line in enumerate(lines, start=1):
+            if pattern.search(_JINJA.sub(" ", line)):
+                shown = project.display(file) if project else str(file)
+                return f"{shown}:{number_}"
+    return None

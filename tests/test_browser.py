@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from site_builder.chapters import PAGES
+from helpers import PAGES
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -30,7 +30,7 @@ ARGS = [
     "--no-first-run",
 ]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
-PAGE_URLS = ["", *[p.page_path.removesuffix("index.md").removesuffix(".md") + ("" if p.page_path.endswith("index.md") else "/") for p in PAGES]]
+PAGE_URLS = ["", *[p.url for p in PAGES]]
 CHAPTER = PAGE_URLS[1]
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}

@@ -11,15 +11,18 @@ from pathlib import Path
 import pytest
 
 from site_builder import check
-from site_builder.chapters import PAGES, ch24
 from site_builder.check import ALLOWED, Facts, Fresh, Result, check_page, check_svg, html_path, refresh_command
 from site_builder.check.excerpts import Sources
 from site_builder.check.fresh import check_goldens
 from site_builder.check.numbers import scan
 from site_builder.cli import main as cli_main
+from site_builder.pipeline import Pipeline
 
-REPO = Path(__file__).resolve().parent.parent
-PAGE = html_path(PAGES[0].page_path)
+from helpers import PROJECT, golden, page
+
+REPO = PROJECT.root
+PAGE = page("ch24").html_path
+CH24 = Pipeline(PROJECT, warn=lambda line: None).run_page("ch24")
 
 
 def material(body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "") -> str:
@@ -28,7 +31,8 @@ def material(body: str, title: str = "Keep an identity path around each learned 
         f"<!doctype html><html><head><title>{title}</title><style>.x{{width:12px}}</style></head><body>"
         f'<script>var a = 12;</script><div class="md-container"><nav class="md-nav" aria-label="Navigation">{nav}</nav>'
         f'<main><div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">'
-        f'<h1 id="top">Chapter 24</h1>{body}</article></div></main></div></body></html>'
+        f'<h1 id="top">Chapter <span class="tv" data-trace="PAGE.chapter" data-format="count">24</span>: '
+        f'Keep an identity path around each learned update</h1>{body}</article></div></main></div></body></html>'
     )
 
 
@@ -40,7 +44,7 @@ def tv(key: str, fmt: str, text: str | None = None, tag: str = "span") -> str:
 def ch24_text(key: str, fmt: str) -> str:
     from site_builder.facts import format_fact
 
-    return format_fact(ch24.run().facts, key, fmt)
+    return format_fact(CH24.facts, key, fmt)
 
 
 def report_of(prepared: check.Setup, html: str, page: str = PAGE) -> check.PageReport:
@@ -60,8 +64,8 @@ def test_values_that_match_pass_and_are_counted(prepared):
     body = f"<p>x is {tv('FORWARD.input', 'vector')}, y₂ is {tv('FORWARD.output[1]', 'short')}.</p>"
     report = report_of(prepared, material(body))
     assert report.problems == []
-    assert report.values == 2
-    assert {s.key for s in report.shown} == {"FORWARD.input", "FORWARD.output[1]"}
+    assert report.values == 3  # the two, and the chapter number in the heading
+    assert {s.key for s in report.shown} == {"FORWARD.input", "FORWARD.output[1]", "PAGE.chapter"}
 
 
 def test_a_wrong_value_names_the_key_and_both_texts(prepared):
@@ -142,11 +146,29 @@ def test_title_and_navigation_labels_are_read(prepared):
 
 
 @pytest.mark.parametrize(
+    ("body", "number"),
+    [
+        ("<p>Chapter 99 adds RMSNorm.</p>", "'99'"),
+        ("<p>He, Zhang, Ren, Sun (2015) found it.</p>", "'2015'"),
+        ("<p>as arXiv:1512.03385 says</p>", "'1512.03385'"),
+    ],
+)
+def test_chapter_numbers_years_and_ids_need_provenance_too(prepared, body, number):
+    found = lines(prepared, body)
+    assert any(f"found {number}" in line for line in found), found
+
+
+def test_a_citation_rendered_from_page_toml_passes(prepared):
+    year = tv("CITE.he2015.year", "count")
+    arxiv = tv("CITE.he2015.arxiv", "name")
+    body = f"<p><a class='citation' href='https://arxiv.org/abs/1512.03385'>He et al. ({year}), arXiv:{arxiv}</a></p>"
+    assert lines(prepared, body) == []
+    assert 'expected "2015", found "2016"' in " ".join(lines(prepared, body.replace(">2015<", ">2016<")))
+
+
+@pytest.mark.parametrize(
     "body",
     [
-        "<p>Chapter 25 adds RMSNorm; chapters 24 and 25 share the stream.</p>",
-        "<p>He, Zhang, Ren, Sun (2015) and Vaswani et al. (2017); Veit, Wilber, Belongie, 2016.</p>",
-        "<p><a href='https://arxiv.org/abs/1512.03385'>arXiv:1512.03385</a>, arXiv:1706.03762</p>",
         "<p>h1, x<sub>2</sub>, float64, ch24, W<sub>12</sub></p>",
         "<math><msub><mi>x</mi><mn>2</mn></msub></math>",
         "<p><code>residual.stack.0.branch.weight</code> and <code>residual.branch.weight</code></p>",
@@ -237,7 +259,7 @@ def test_a_standalone_svg_is_read_with_its_namespace(prepared):
         f'<text data-trace="STACK[4].plain" data-format="vector">{ch24_text("STACK[4].plain", "vector")}</text>'
         '<text data-trace="STACK[4].residual" data-format="vector">[1, 2]</text><text>4 layers</text></g></svg>'
     )
-    report = check_svg(svg.encode(), "chapter-24/stack.svg", Facts(ch24.run().facts), prepared.sources)
+    report = check_svg(svg.encode(), "chapter-24/stack.svg", Facts(CH24.facts), prepared.sources)
     found = [p.line() for p in report.problems]
     assert found == [
         "chapter-24/stack.svg: svg#stack node 'depth4' text[data-trace=STACK[4].residual]: "
@@ -273,31 +295,30 @@ def test_a_malformed_shows_entry_names_what_it_found(prepared):
     from site_builder.check.site import check_coverage
 
     page = prepared.fresh.by_html_path[PAGE]
-    page = dataclasses.replace(page, source=dataclasses.replace(page.source, shows=("svg#a>g FORWARD.input", " ")))
+    page = dataclasses.replace(page, keys=(), source=dataclasses.replace(page.source, shows=("svg#a>g FORWARD.input", " ")))
     assert [p.line() for p in check_coverage(page, [])] == [
         f"{PAGE}: shows 'svg#a>g FORWARD.input': expected a selector made of a tag, #id and .class parts, found 'svg#a>g'",
         f"{PAGE}: shows ' ': expected a fact key, optionally after selectors, found ' '",
     ]
 
 
-def test_refresh_commands_name_the_page_except_for_the_chapter():
-    assert refresh_command(PAGES[0], "trace") == "site-builder trace --write-golden"
-    other = dataclasses.replace(PAGES[0], slug="deep-stack")
-    assert refresh_command(other, "report") == "site-builder report --page deep-stack --write-golden"
+def test_refresh_commands_name_the_page():
+    assert refresh_command(page("ch24"), "trace") == "site-builder trace --page ch24 --write-golden"
+    assert refresh_command(page("claims"), "report") == "site-builder report --page claims --write-golden"
 
 
 def chapter_only(prepared: check.Setup) -> Fresh:
-    return Fresh(tuple(p for p in prepared.fresh.pages if p.source.slug == "ch24"))
+    return Fresh(PROJECT, tuple(p for p in prepared.fresh.pages if p.source.slug == "ch24"))
 
 
 def test_a_stale_golden_prints_a_diff_and_the_refresh_command(prepared, tmp_path):
-    golden = tmp_path / "trace.txt"
-    golden.write_text(ch24.GOLDEN_TRACE.read_text().replace("output=[1.000000,-3.250000]", "output=[1.000000,-3.500000]"))
-    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): golden})
+    stale = tmp_path / "trace.txt"
+    stale.write_text(golden("ch24").replace("output=[1.000000,-3.250000]", "output=[1.000000,-3.500000]"))
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): stale})
     assert len(problems) == 1
     text = problems[0].text()
-    assert text.startswith(f"{golden}: golden trace: expected the fresh run's trace (first difference on line 3; ")
-    assert "refresh: site-builder trace --write-golden" in text
+    assert text.startswith(f"{stale}: golden trace: expected the fresh run's trace (first difference on line 3) (")
+    assert "refresh: site-builder trace --page ch24 --write-golden" in text
     assert "-FORWARD input=[2.000000,-1.000000] branch=[-1.000000,-2.250000] output=[1.000000,-3.500000]" in text
     assert "+FORWARD input=[2.000000,-1.000000] branch=[-1.000000,-2.250000] output=[1.000000,-3.250000]" in text
 
@@ -307,11 +328,11 @@ def test_the_repository_goldens_agree_with_a_fresh_run(prepared):
 
 
 def test_a_golden_that_is_not_utf8_is_a_problem_not_a_crash(prepared, tmp_path):
-    golden = tmp_path / "trace.txt"
-    golden.write_bytes(b"TRACE \xff\n")
-    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): golden})
+    broken = tmp_path / "trace.txt"
+    broken.write_bytes(b"TRACE \xff\n")
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): broken})
     assert [p.line() for p in problems] == [
-        f"{golden}: golden trace: expected a UTF-8 text (refresh: site-builder trace --write-golden), "
+        f"{broken}: golden trace: expected a UTF-8 text (refresh: site-builder trace --page ch24 --write-golden), "
         "found bytes that are not UTF-8 (invalid start byte at byte 6)"
     ]
 
@@ -319,16 +340,20 @@ def test_a_golden_that_is_not_utf8_is_a_problem_not_a_crash(prepared, tmp_path):
 def test_a_missing_golden_names_the_command_that_writes_it(prepared, tmp_path):
     problems = check_goldens(chapter_only(prepared), {("ch24", "report"): tmp_path / "gone.txt"})
     assert [p.line() for p in problems] == [
-        f"{tmp_path / 'gone.txt'}: golden report: expected a golden file (write it: site-builder report --write-golden), found none"
+        f"{tmp_path / 'gone.txt'}: golden report: expected a golden file "
+        "(write: site-builder report --page ch24 --write-golden), found none"
     ]
 
 
 def test_hand_written_pages_see_every_page_facts_and_disagreeing_keys_are_errors(prepared):
     body = f"<p>{tv('FORWARD.output', 'vector')}</p>"
     assert lines(prepared, body, page="index.html") == []
-    run = ch24.run()
-    other = dataclasses.replace(prepared.fresh.pages[0], facts={**run.facts, "FORWARD.output": (9.0, 9.0)})
-    twin = dataclasses.replace(prepared, fresh=Fresh((prepared.fresh.pages[0], dataclasses.replace(other, source=dataclasses.replace(other.source, slug="twin", page_path="twin.md")))))
+    first = prepared.fresh.pages[0]
+    run = first.run
+    changed = dataclasses.replace(run.trace, forward=dataclasses.replace(run.trace.forward, output=(9.0, 9.0)))
+    twin_page = dataclasses.replace(first.source, slug="twin", url="twin/")
+    other = dataclasses.replace(first, source=twin_page, run=dataclasses.replace(run, page=twin_page, trace=changed))
+    twin = dataclasses.replace(prepared, fresh=Fresh(PROJECT, (first, other)))
     found = [p.line() for p in check_page(twin, "index.html", material(body)).problems]
     assert found == [
         "index.html: span[data-trace=FORWARD.output] (section #top): expected a key with one value across the site, found different values on ch24, twin"
@@ -389,7 +414,7 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
 
     missing = run_cli(str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and missing.stdout == ""
-    assert missing.stderr.strip() == f"site-builder check: error: no site folder at {tmp_path / 'nowhere'} (build it first: mkdocs build)"
+    assert missing.stderr.strip() == f"site-builder: error: no site folder at {tmp_path / 'nowhere'} (build it first: mkdocs build)"
 
     not_a_folder = run_cli(str(page))
     assert not_a_folder.returncode == 2 and len(not_a_folder.stderr.strip().splitlines()) == 1
@@ -397,7 +422,8 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
     (copy / "unreadable.html").mkdir()  # a name the checker must read, but cannot
     unreadable = run_cli(str(copy))
     assert unreadable.returncode == 2 and unreadable.stdout == ""
-    assert unreadable.stderr.startswith(f"site-builder check: error: cannot read {copy / 'unreadable.html'}: ")
+    assert unreadable.stderr.startswith(f"site-builder: error: {copy / 'unreadable.html'}: ")
+    assert len(unreadable.stderr.strip().splitlines()) == 1
 
 
 def test_an_empty_page_or_broken_drawing_is_a_problem_not_a_crash(prepared, built_site, tmp_path):
@@ -411,8 +437,7 @@ def test_an_empty_page_or_broken_drawing_is_a_problem_not_a_crash(prepared, buil
     assert found[1] == "empty.html: file: expected a readable HTML document, found an empty file"
 
 
-def test_the_command_reads_site_by_default_through_cli_main(built_site, tmp_path, monkeypatch, capsys):
-    shutil.copytree(built_site, tmp_path / "site")
-    monkeypatch.chdir(tmp_path)
-    assert cli_main(["check"]) == 0
+def test_the_command_reads_site_by_default_through_cli_main(built_site, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    assert cli_main(["check", str(built_site)]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("check: ")

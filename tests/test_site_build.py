@@ -19,29 +19,28 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
-from site_builder.chapters import PAGES, page
-from site_builder.chapters.ch24 import GOLDEN_REPORT, GOLDEN_TRACE
 from site_builder.facts import format_fact
 from site_builder.render.regions import extract_region
 
-from conftest import ROOT, SiteBuild, docs_snapshot, mkdocs_env
+from helpers import PAGES, ROOT, SiteBuild, docs_snapshot, layout, mkdocs_env, page
 
 CH24 = page("ch24")
+GOLDEN_TRACE, GOLDEN_REPORT = CH24.golden_trace, CH24.golden_report
 MINUS = "\u2212"
 REGIONS = {
     "site_builder/nn.py#residual_add",
-    "site_builder/chapters/ch24/fixtures.py#primary-fixture",
-    "site_builder/chapters/ch24/fixtures.py#zero-branch-fixture",
-    "site_builder/chapters/ch24/fixtures.py#stack-fixture",
-    "site_builder/chapters/ch24/fixtures.py#gradient-check-fixture",
-    "site_builder/chapters/ch24/report.py#report-renderer",
-    "site_builder/chapters/ch24/trace.py#trace-writer",
+    "pages/ch24/fixtures.py#primary-fixture",
+    "pages/ch24/fixtures.py#zero-branch-fixture",
+    "pages/ch24/fixtures.py#stack-fixture",
+    "pages/ch24/fixtures.py#gradient-check-fixture",
+    "pages/ch24/report.py#report-renderer",
+    "pages/ch24/trace.py#trace-format",
 }
 
 
 @pytest.fixture(scope="module")
-def facts():
-    return dict(CH24.run().facts)
+def facts(runs):
+    return dict(runs["ch24"].facts)
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +197,7 @@ def test_every_value_element_shows_what_its_key_and_format_give(chapter, facts):
 
 def test_the_page_shows_every_key_it_declares(chapter):
     shown = {el.get("data-trace") for el in chapter.xpath("//*[@data-trace]")}
-    for entry in CH24.shows:
+    for entry in (*layout("ch24").keys(), *CH24.shows):
         key = entry.split()[-1]  # an entry may start with where the value is drawn
         assert key in shown or any(s.startswith(key + "[") for s in shown), entry
 
@@ -218,7 +217,7 @@ def test_prose_digits_come_only_from_provenance_or_citations(built_site):
     (article,) = fresh.xpath("//article")
     for el in article.xpath(".//*[@data-trace] | .//*[@data-source] | .//a[contains(@class, 'citation')]"):
         el.clear(keep_tail=True)  # drop what is verified elsewhere, keep the prose around it
-    leftover = re.findall(r"(?<![A-Za-z_])\d+", "".join(article.itertext()))
+    leftover = re.findall(r"(?<![A-Za-z0-9_])\d+", "".join(article.itertext()))
     assert leftover == []
 
 
@@ -249,11 +248,9 @@ def test_downloads_are_published_and_equal_the_golden_files(built_site, chapter)
 
 def test_every_generated_page_and_download_is_built(built_site):
     for p in PAGES:
-        stem = Path(p.page_path).with_suffix("")
-        folder = stem.parent if stem.name == "index" else stem
-        assert (built_site / folder / "index.html").is_file(), p.page_path
-        for name in p.downloads:
-            assert (built_site / folder / name).is_file(), name
+        assert (built_site / p.html_path).is_file(), p.page_path
+        for name in p.download_names(layout(p.slug).version):
+            assert (built_site / p.url / name).is_file(), name
 
 
 def test_nothing_is_written_into_docs(site_build: SiteBuild):
@@ -276,8 +273,10 @@ def test_the_site_requests_nothing_from_other_hosts(built_site):
 
 
 def test_the_build_log_has_one_summary_line(site_build: SiteBuild):
-    lines = [line for line in site_build.log.splitlines() if "chapter-trace:" in line]
+    lines = [line for line in site_build.log.splitlines() if "chapter-trace:" in line and "fixtures:" not in line]
     assert len(lines) == 1, lines
+    progress = [line for line in site_build.log.splitlines() if "chapter-trace: fixtures:" in line]
+    assert not progress or re.search(r"fixtures: \d+ of \d+ pages ran in \d+\.\d\d s", progress[-1]), progress
     pages = len(PAGES)
     records = sum(len(p.golden_trace.read_text(encoding="utf-8").splitlines()) for p in PAGES)
     pattern = (
@@ -291,49 +290,19 @@ def test_the_build_log_has_one_summary_line(site_build: SiteBuild):
 
 # -- builds of a temporary copy ----------------------------------------------------------
 
-EVERY_PAGE = """\
-from site_builder.chapters import PAGES
-"""
-
-NAN_CHAPTER = """\
-import dataclasses
-
-from site_builder.chapters import PAGES as ALL
-from site_builder.chapters import ch24
-
-
-def _run():
-    return ch24.run(ch24.Constants(input=(float("nan"), -1.0))).result()
-
-
-PAGES = [dataclasses.replace(p, run=_run) if p.slug == "ch24" else p for p in ALL]
-"""
-
 PREVIOUS = "<p>the previous site</p>\n"
 
 
 class Project:
-    """A copy of mkdocs.yml, docs/ and templates/ whose plugin reads copies of the golden files (``golden/SLUG/``)."""
+    """A copy of mkdocs.yml, docs/, templates/ and pages/, with a site/ that holds a previous build."""
 
-    def __init__(self, root: Path, cache: Path, pages_module: str = EVERY_PAGE):
+    def __init__(self, root: Path, cache: Path):
         self.root = root
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
-        shutil.copytree(ROOT / "docs", root / "docs")
-        shutil.copytree(ROOT / "templates", root / "templates")
-        (root / "pages_under_test.py").write_text(pages_module, encoding="utf-8")
-        for p in PAGES:
-            golden = root / "golden" / p.slug
-            golden.mkdir(parents=True)
-            for path in (p.golden_trace, p.golden_report):
-                if path is not None:
-                    shutil.copy(path, golden / path.name)
+        for folder in ("docs", "templates", "pages"):
+            shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
         config = (root / "mkdocs.yml").read_text(encoding="utf-8")
-        plugin = (
-            "  - chapter-trace:\n"
-            "      pages: pages_under_test:PAGES\n"
-            "      golden_dir: golden\n"
-            f"      cache_dir: {cache}\n"
-        )
+        plugin = f"  - chapter-trace:\n      cache_dir: {cache}\n"
         assert "  - chapter-trace\n" in config
         (root / "mkdocs.yml").write_text(config.replace("  - chapter-trace\n", plugin), encoding="utf-8")
         (root / "site").mkdir()
@@ -410,62 +379,82 @@ def test_missing_dot_fails_naming_graphviz_and_keeps_the_site(project, tmp_path)
     empty.mkdir()
     message = project.failure(PATH=str(empty))
     assert "Graphviz's `dot` was not found; install the Debian package graphviz" in message
-    assert "templates/ch24/" in message
+    assert "pages/ch24/" in message
 
 
 def test_stale_golden_trace_names_file_line_and_refresh_command(project):
-    project.edit("golden/ch24/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.000000]")
+    project.edit("pages/ch24/golden/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.000000]")
     message = project.failure()
-    assert "golden/ch24/trace.txt:3:" in message
+    assert "pages/ch24/golden/trace.txt:3:" in message
     assert "stale" in message and "output=[1.000000,-3.250000]" in message
-    assert "`site-builder trace --write-golden`" in message
+    assert "`site-builder trace --page ch24 --write-golden`" in message
 
 
 def test_stale_golden_report_names_its_refresh_command(project):
-    project.edit("golden/ch24/report.txt", "residual_output=shape:[2] values:[1.000000,-3.250000]", "residual_output=shape:[2] values:[1.000000,-3.000000]")
+    project.edit("pages/ch24/golden/report.txt", "residual_output=shape:[2] values:[1.000000,-3.250000]", "residual_output=shape:[2] values:[1.000000,-3.000000]")
     message = project.failure()
-    assert "golden/ch24/report.txt:6:" in message
-    assert "`site-builder report --write-golden`" in message
+    assert "pages/ch24/golden/report.txt:6:" in message
+    assert "`site-builder report --page ch24 --write-golden`" in message
 
 
 def test_malformed_golden_trace_names_line_and_column(project):
-    project.edit("golden/ch24/trace.txt", "FORWARD input=[2.000000,", "FORWARD input=[2.0,")
+    project.edit("pages/ch24/golden/trace.txt", "FORWARD input=[2.000000,", "FORWARD input=[2.0,")
     message = project.failure()
-    assert re.search(r"golden/ch24/trace\.txt:3:\d+: ", message), message
+    assert re.search(r"pages/ch24/golden/trace\.txt:3:\d+: ", message), message
     assert "six decimals" in message
 
 
 def test_template_syntax_error_names_file_and_line(project):
-    line = project.insert_before("templates/ch24/page.md.j2", "## One formula", "{% if %}\n")
+    line = project.insert_before("pages/ch24/page.md.j2", "## One formula", "{% if %}\n")
     message = project.failure()
-    assert f"templates/ch24/page.md.j2:{line}: template syntax error" in message
+    assert f"pages/ch24/page.md.j2:{line}: template syntax error" in message
 
 
 def test_undefined_template_value_names_file_and_line(project):
-    line = project.insert_before("templates/ch24/_figure.html.j2", '<div class="evidence-panels">', "{{ no_such_value }}\n")
+    line = project.insert_before("pages/ch24/_figure.html.j2", '<div class="evidence-panels">', "{{ no_such_value }}\n")
     message = project.failure()
-    assert f"templates/ch24/_figure.html.j2:{line}: undefined value" in message
+    assert f"pages/ch24/_figure.html.j2:{line}: undefined value" in message
     assert "no_such_value" in message
 
 
 def test_unknown_fact_names_template_line_and_key(project):
-    project.edit("templates/ch24/page.md.j2", 'tv("CONFIG.shape", "shape")', 'tv("CONFIG.shapes", "shape")')
+    project.edit("pages/ch24/page.md.j2", 'tv("CONFIG.shape", "shape")', 'tv("CONFIG.shapes", "shape")')
     message = project.failure()
-    assert re.search(r"templates/ch24/page\.md\.j2:\d+: unknown fact 'CONFIG\.shapes'", message), message
+    assert re.search(r"pages/ch24/page\.md\.j2:\d+: unknown fact 'CONFIG\.shapes'", message), message
 
 
 def test_missing_source_region_is_named(project):
-    project.edit("templates/ch24/page.md.j2", '"residual_add") }}', '"no-such-region") }}')
+    project.edit("pages/ch24/page.md.j2", '"residual_add") }}', '"no-such-region") }}')
     message = project.failure()
     assert "source region 'no-such-region' not found in site_builder/nn.py" in message
-    assert "templates/ch24/page.md.j2:" in message
+    assert "pages/ch24/page.md.j2:" in message
 
 
-def test_nan_in_a_fixture_names_the_fixture_and_its_file(tmp_path, shared_cache):
-    project = Project(tmp_path, shared_cache, NAN_CHAPTER)
+def test_nan_in_a_fixture_names_the_fixture_and_its_file(project):
+    project.edit("pages/ch24/fixtures.py", "input: tuple[float, ...] = (2.0, -1.0)", 'input: tuple[float, ...] = (float("nan"), -1.0)')
     message = project.failure()
-    assert "fixture 'primary'" in message and "NaN" in message
-    assert "site_builder/chapters/ch24/fixtures.py:" in message
+    assert "fixture 'constants'" in message and "NaN" in message
+    assert "pages/ch24/fixtures.py:" in message
+
+
+def test_a_number_typed_into_a_page_fails_the_build_naming_the_template_line(project):
+    line = project.insert_before("pages/deep_stack/page.md.j2", "## The experiment", "We ran 42 experiments.\n\n")
+    done = project.build()
+    assert done.returncode != 0 and project.previous_site_intact()
+    warnings = [w for w in (done.stdout + done.stderr).splitlines() if w.startswith("WARNING")]
+    assert len(warnings) == 1, warnings
+    assert "evidence/deep-stack/index.html" in warnings[0] and "'42'" in warnings[0]
+    assert f"(pages/deep_stack/page.md.j2:{line})" in warnings[0]
+
+
+def test_a_title_with_a_colon_is_the_page_heading_and_nothing_leaks(project):
+    project.edit("pages/claims/page.toml", 'title = "Claims, tested"', 'title = "Claims: tested, one by one"')
+    done = project.build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    html = (project.root / "site" / "evidence" / "claims" / "index.html").read_text(encoding="utf-8")
+    assert '<h1 id="top">Claims: tested, one by one</h1>' in html
+    assert "title:" not in html.split("<article", 1)[1]
+    assert "<title>Claims: tested, one by one" in html
 
 
 def test_a_strict_mode_warning_keeps_the_previous_site(project):
@@ -487,40 +476,51 @@ class _Server:
         self.watched.append(path)
 
 
-def test_serve_watches_the_package_and_the_templates():
+def test_serve_watches_the_package_the_pages_and_the_templates():
     from site_builder.plugin import ChapterTracePlugin
+
+    from helpers import PROJECT
 
     plugin = ChapterTracePlugin()
     plugin.load_config({})
-    plugin.root = ROOT
+    plugin.project = PROJECT
     server = _Server()
     plugin.on_serve(server, config=None, builder=None)
-    assert str(ROOT / "site_builder") in server.watched
-    assert str(ROOT / "templates") in server.watched
+    assert {str(ROOT / "site_builder"), str(ROOT / "pages"), str(ROOT / "templates")} <= set(server.watched)
 
 
-def test_serve_only_warns_about_a_stale_golden(tmp_path, caplog):
-    from mkdocs.exceptions import PluginError
+@pytest.mark.slow
+def test_serve_only_warns_about_a_stale_golden_and_serves_the_fresh_values(project):
+    import socket
+    import time
+    import urllib.request
 
-    from site_builder.chapters import RunResult
-    from site_builder.plugin import ChapterTracePlugin
-
-    golden = tmp_path / "ch24"
-    golden.mkdir()
-    (golden / "trace.txt").write_text(GOLDEN_TRACE.read_text(encoding="utf-8").replace("3.250000", "3.000000", 1))
-    shutil.copy(GOLDEN_REPORT, golden / "report.txt")
-    result = RunResult(GOLDEN_TRACE.read_text(encoding="utf-8"), GOLDEN_REPORT.read_text(encoding="utf-8"), {})
-
-    plugin = ChapterTracePlugin()
-    plugin.load_config({"golden_dir": str(tmp_path)})
-    plugin.on_startup(command="serve", dirty=False)
-    with caplog.at_level("WARNING"):
-        plugin._check_golden(CH24, result)
-    assert any("site-builder trace --write-golden" in r.getMessage() for r in caplog.records)
-
-    plugin.on_startup(command="build", dirty=False)
-    with pytest.raises(PluginError, match="stale"):
-        plugin._check_golden(CH24, result)
+    project.edit("pages/ch24/golden/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.000000]")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
+        cwd=project.root, env=mkdocs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        log: list[str] = []
+        deadline = time.monotonic() + 120
+        assert server.stdout is not None
+        while time.monotonic() < deadline:
+            line = server.stdout.readline()
+            log.append(line)
+            if "Serving on" in line or server.poll() is not None:
+                break
+        text = "".join(log)
+        assert "Serving on" in text, text
+        warnings = [line for line in log if line.startswith("WARNING") and "stale" in line]
+        assert len(warnings) == 1 and "`site-builder trace --page ch24 --write-golden`" in warnings[0], text
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/chapter-24/", timeout=30) as response:
+            assert "Keep an identity path" in response.read().decode("utf-8")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_docs_snapshot_sees_a_new_file(tmp_path):
@@ -530,19 +530,19 @@ def test_docs_snapshot_sees_a_new_file(tmp_path):
     assert docs_snapshot(tmp_path) != before
 
 
-def test_generated_pages_missing_from_the_nav_are_added_by_folder():
+def test_generated_pages_are_added_to_the_nav_in_order_and_by_section():
     import dataclasses
 
-    from site_builder.plugin import _nav_entries
+    from site_builder.plugin import nav_entries
 
-    chapter = dataclasses.replace(CH24, title="Chapter", page_path="chapter-24/index.md")
-    first = dataclasses.replace(CH24, title="First", page_path="evidence/first.md")
-    second = dataclasses.replace(CH24, title="Second", page_path="evidence/second.md")
-    alone = dataclasses.replace(CH24, title="Alone", page_path="notes/alone.md")
-    assert _nav_entries([chapter, first, second, alone]) == [
+    chapter = dataclasses.replace(CH24, title="Chapter", url="chapter-24/")
+    first = dataclasses.replace(CH24, title="First", url="evidence/first/", section="Evidence")
+    alone = dataclasses.replace(CH24, title="Alone", url="notes/alone/")
+    second = dataclasses.replace(CH24, title="Second", url="evidence/second/", section="Evidence")
+    assert nav_entries([chapter, first, alone, second]) == [
         {"Chapter": "chapter-24/index.md"},
-        {"Evidence": [{"First": "evidence/first.md"}, {"Second": "evidence/second.md"}]},
-        {"Alone": "notes/alone.md"},
+        {"Evidence": [{"First": "evidence/first/index.md"}, {"Second": "evidence/second/index.md"}]},
+        {"Alone": "notes/alone/index.md"},
     ]
 
 
@@ -553,19 +553,22 @@ def test_diagram_text_survives_quotes_backslashes_and_markup(tmp_path):
     import jinja2
 
     from site_builder.facts import FactBook
+    from site_builder.project import EDGE_ROLES, NODE_ROLES
     from site_builder.render.diagrams import DiagramRenderer, dot_environment
 
     tricky = 'a "quoted" \\ back <b>&amp;'
     loader = jinja2.DictLoader(
-        {"t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("learned") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'}
+        {"t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("step") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'}
     )
-    renderer = DiagramRenderer(dot_environment(loader), tmp_path)
-    drawn = renderer.render("t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T <&>", description_html="d")
+    renderer = DiagramRenderer(tmp_path)
+    roles = {"node_roles": NODE_ROLES, "edge_roles": EDGE_ROLES}
+    env = dot_environment(loader)
+    drawn = renderer.render(env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T <&>", description_html="d", **roles)
     root = etree.fromstring(drawn.svg.encode("utf-8"))
     (value,) = root.xpath("//*[@data-trace='K']")
     assert value.text == tricky and value.get("data-format") == "name"
     assert root.xpath("//title")[0].text == "T <&>"
-    again = renderer.render("t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T", description_html="d")
+    again = renderer.render(env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T", description_html="d", **roles)
     assert (drawn.cached, again.cached) == (False, True)
 
 
@@ -595,6 +598,7 @@ def test_regions_name_what_is_wrong(tmp_path):
             extract_region(tmp_path, "m.py", name)
 
 
+@pytest.mark.slow
 def test_two_cold_builds_are_byte_identical(tmp_path):
     """Same commit, empty caches both times: identical pages, diagrams, downloads and sitemap."""
     outputs = []

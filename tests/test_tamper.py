@@ -15,13 +15,14 @@ import pytest
 from lxml import etree
 
 from site_builder import check
-from site_builder.chapters import PAGES, page
-from site_builder.check import check_site, check_tree, html_path, parse_html
+from site_builder.check import check_site, check_tree, parse_html
 from site_builder.check.document import local
 from site_builder.check.numbers import NUMBER_RE
 
-CHAPTER = html_path(page("ch24").page_path)
-GENERATED = [html_path(p.page_path) for p in PAGES]
+from helpers import PAGES, page
+
+CHAPTER = page("ch24").html_path
+GENERATED = [p.html_path for p in PAGES]
 SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 
 
@@ -334,10 +335,12 @@ def test_every_page_deleted_is_caught(prepared, built_site, tmp_path):
 
 
 def downloads() -> list[tuple[str, str, str]]:
+    from helpers import layout
+
     return [
-        (html_path(p.page_path).rsplit("/", 1)[0] + "/" + name, p.slug, kind)
+        (p.url + name, p.slug, kind)
         for p in PAGES
-        for name, kind in p.downloads.items()
+        for name, kind in p.download_names(layout(p.slug).version).items()
     ]
 
 
@@ -363,13 +366,13 @@ def test_a_missing_download_is_caught(prepared, site_copy):
 def test_a_tampered_golden_file_is_caught_with_its_diff_and_command(prepared, built_site, tmp_path):
     golden = tmp_path / "trace.txt"
     golden.write_bytes(page("ch24").golden_trace.read_bytes().replace(b"tolerance=0.000002", b"tolerance=0.000003"))
-    tampered = check.setup(prepared.fresh, goldens={("ch24", "trace"): golden})
+    tampered = check.setup(fresh=prepared.fresh, goldens={("ch24", "trace"): golden})
     found = check_site(built_site, tampered).problems
     assert [(p.page, p.element) for p in found] == [
         (str(golden), "golden trace"),
         (downloads()[0][0], "download"),
     ]
-    assert "refresh: site-builder trace --write-golden" in found[0].expected
+    assert "refresh: site-builder trace --page ch24 --write-golden" in found[0].expected
     assert "-GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000003 passed=true" in found[0].detail
     assert "+GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000002 passed=true" in found[0].detail
 

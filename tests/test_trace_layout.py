@@ -7,7 +7,25 @@ from dataclasses import dataclass
 
 import pytest
 
-from site_builder.trace import INT, REAL, Field, LaidOut, Record, TraceLayout
+from site_builder.trace import (
+    INT,
+    REAL,
+    Choice,
+    Decimals,
+    Field,
+    Int,
+    LaidOut,
+    NonFiniteValueError,
+    Real,
+    Record,
+    Text,
+    TraceLayout,
+    Vector,
+    decimals,
+    lines,
+    record,
+    trace_format,
+)
 
 from trace_cases import Golden, assert_rejects, rejections
 
@@ -69,7 +87,8 @@ def test_rejects_with_line_and_column(text, line, column, words):
         (lambda: Record("ROW", Row, "rows", ROWS.fields, lines=({}, {})), "no index fields"),
         (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1}, {"step": 1})), "both ROW[1]"),
         (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"value": 1.0},)), "does not fix"),
-        (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1.5},)), "reads back"),
+        (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1.5},)), "whole number"),
+        (lambda: Record("ROW", Row, "rows", (Field("step", INT), Field("value", decimals(2))), index=("step",), lines=({"step": 1, "value": 0.125},)), "reads back"),
         (lambda: TraceLayout("toy-v1", Toy, (HEAD,)), "Toy has"),
         (lambda: TraceLayout("toy-v1", Toy, (HEAD, ROWS, HEAD)), "declared twice"),
     ],
@@ -93,3 +112,79 @@ def test_a_laid_out_trace_names_its_own_fields_with_its_layout():
     assert NamedToy(TOY.head, TOY.rows).facts() == LAYOUT.facts(TOY)
     with pytest.raises(ValueError, match=re.escape("NamedToy is laid out by toy-v1 already")):
         TraceLayout("toy-v2", NamedToy, (HEAD, ROWS))
+
+
+# ------------------------------------------------------------------ declared once, from annotations
+@record("POINT")
+class Point:
+    index_value: Int
+    coordinates: Vector
+
+
+@record("SCALE", index="mode")
+class Scale:
+    mode: Choice("wide", "fine")
+    difference: Real
+    note: Text
+
+
+@trace_format("pipe-v1", separator="|", bookends=False, field_names="snake")
+class PipeTrace:
+    point: Point
+    scales: tuple[Scale, ...] = lines({"mode": "wide"}, {"mode": "fine", "difference": decimals(12)})
+
+
+PIPE_TEXT = (
+    "POINT|index_value=3|coordinates=[1.000000,-0.500000]\n"
+    "SCALE|mode=wide|difference=0.250000|note=a note, with spaces\n"
+    "SCALE|mode=fine|difference=0.000000000001|note=tiny\n"
+)
+
+
+def test_a_declared_trace_reads_writes_and_names_its_fields():
+    trace = PipeTrace.layout.parse(PIPE_TEXT)
+    assert trace == PipeTrace(Point(3, (1.0, -0.5)), (Scale("wide", 0.25, "a note, with spaces"), Scale("fine", 1e-12, "tiny")))
+    assert PipeTrace.layout.render(trace) == PIPE_TEXT
+    assert trace.facts()["SCALE[fine].difference"] == 1e-12
+    assert PipeTrace.layout.keys()[0] == "POINT.index_value"
+    assert PipeTrace.layout.lines == 3
+
+
+def test_full_precision_values_are_rounded_only_when_written():
+    import numpy as np
+
+    trace = PipeTrace(Point(3, np.array([[1.0000004, -0.5]])), (Scale("wide", 0.1 + 0.2, "x"), Scale("fine", 1e-12, "y")))
+    assert PipeTrace.layout.render(trace).splitlines()[:2] == [
+        "POINT|index_value=3|coordinates=[1.000000,-0.500000]",
+        "SCALE|mode=wide|difference=0.300000|note=x",
+    ]
+
+
+def test_a_nan_is_refused_with_its_key_and_a_separator_in_text_is_refused():
+    nan = PipeTrace(Point(3, (1.0, float("nan"))), (Scale("wide", 0.0, "x"), Scale("fine", 0.0, "y")))
+    with pytest.raises(NonFiniteValueError, match=re.escape("POINT.coordinates")):
+        PipeTrace.layout.render(nan)
+    piped = PipeTrace(Point(3, (1.0,)), (Scale("wide", 0.0, "a|b"), Scale("fine", 0.0, "y")))
+    with pytest.raises(ValueError, match="contains"):
+        PipeTrace.layout.render(piped)
+
+
+@rejections([
+    ("per-line decimals", PIPE_TEXT.replace("difference=0.000000000001", "difference=0.000000"), 3, 28, "12 decimals"),
+    ("doubled separator", PIPE_TEXT.replace("POINT|index", "POINT||index"), 1, 7, "exactly one '|'"),
+    ("a line too many", PIPE_TEXT + "SCALE|mode=fine|difference=0.000000000001|note=x\n", 4, 1, "continues after"),
+])
+def test_a_declared_trace_is_read_strictly(text, line, column, words):
+    assert_rejects(PipeTrace.layout.parse, text, line, column, words, source="pipe")
+
+
+def test_declaration_mistakes_are_named():
+    with pytest.raises(TypeError, match="annotate it with a value kind"):
+        @record("BAD")
+        class Bad:
+            value: float
+
+    with pytest.raises(TypeError, match="declares no index field"):
+        @trace_format("bad-v1")
+        class BadTrace:
+            points: tuple[Point, ...] = lines({"index_value": 1})

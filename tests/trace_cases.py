@@ -6,7 +6,7 @@ from typing import Callable, Iterable
 
 import pytest
 
-from site_builder.fixtures import FixtureError
+from site_builder.run import FixtureError
 from site_builder.trace import TraceParseError
 
 # (description, text, line, column, words): a text a parser must reject, where, and what the message says.

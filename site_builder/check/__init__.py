@@ -23,7 +23,7 @@ error there). Checking a page from its text (:func:`check_page`) reuses one
 Output: one line per problem (``PAGE: ELEMENT: expected X, found Y``), then
 ``check: N pages, M values verified, K problems``. Exit status 0 when the site
 agrees, 1 when it does not, 2 when there is nothing to check (no site folder,
-an unreadable file).
+an unreadable file), as :mod:`site_builder.errors` maps them.
 """
 
 from __future__ import annotations
@@ -31,28 +31,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .document import Facts, PageReport, check_document, check_svg, parse_html, parse_svg
-from .fresh import Fresh, FreshPage, collect, html_path, refresh_command
+from ..pipeline import refresh_command
+from ..project import Project
+from .document import Facts, PageReport, check_document, check_heading, check_svg, parse_html, parse_svg
+from .fresh import Fresh, FreshPage, collect, html_path
 from .numbers import ALLOWED, Allowed
 from .problems import Problem, Result
 from .site import Setup, SiteError, check_page, check_site, check_tree, setup
 
 __all__ = [
     "ALLOWED", "Allowed", "Facts", "Fresh", "FreshPage", "PageReport", "Problem", "Result", "Setup", "SiteError",
-    "check_document", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path", "main",
-    "parse_html", "parse_svg", "refresh_command", "setup",
+    "check_document", "check_heading", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path",
+    "parse_html", "parse_svg", "refresh_command", "run", "setup",
 ]
 
 
-def main(site_dir: Path) -> int:
-    """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees, 2 cannot check."""
-    try:
-        result = check_site(Path(site_dir))
-    except SiteError as exc:
-        print(f"site-builder check: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"site-builder check: error: cannot read {exc.filename or site_dir}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+def run(site_dir: Path, project: Project | None = None) -> int:
+    """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised)."""
+    result = check_site(Path(site_dir), setup(project))
     sys.stdout.write(result.render())
     return 0 if result.ok else 1

@@ -409,6 +409,35 @@ def _context(text: str, start: int, end: int, width: int = 30) -> str:
     return quote(snippet, 2 * width + end - start + 10)
 
 
+# -- the page heading -------------------------------------------------------------------
+
+
+def _article(root: etree._Element) -> etree._Element:
+    found = root.xpath("//*[contains(concat(' ', normalize-space(@class), ' '), ' md-content ')]//article")
+    if found:
+        return found[0]
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def check_heading(root: etree._Element, page: str, heading: str) -> list[Problem]:
+    """A generated page has one ``<h1>`` reading exactly its declared heading, and no front matter shown as text."""
+    article = _article(root)
+    problems: list[Problem] = []
+    h1s = [el for el in article.iter() if local(el.tag) == "h1"]
+    if len(h1s) != 1:
+        problems.append(Problem(page, 0, "h1", "one <h1> with the page's title", f"{len(h1s)} <h1> elements"))
+    elif _text(h1s[0]) != _WS.sub(" ", heading).strip():
+        problems.append(Problem(page, 0, "h1", f"the title declared in page.toml, {quote(heading)}", quote(_text(h1s[0]))))
+    for el in article.iter():
+        if local(el.tag) in (*HEADINGS, "p") and re.match(r"title\s*:", _text(el)):
+            problems.append(
+                Problem(page, 0, local(el.tag), "front matter read by the site, never shown", quote(_text(el), 80))
+            )
+            break
+    return problems
+
+
 # -- a whole document -------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..render.pages import PACKAGE_ROOT
 from ..render.regions import RegionError as RenderRegionError
 from ..render.regions import extract_region
 
@@ -37,11 +38,12 @@ class Sources:
             path, sep, name = ref.partition("#")
             if not sep or not path or not name:
                 raise RegionError("a PATH#REGION reference", repr(ref))
-            file = (self.repo_root / path).resolve()
-            if self.repo_root.resolve() not in file.parents or not file.is_file():
+            root = PACKAGE_ROOT if path.startswith("site_builder/") else self.repo_root
+            file = (root / path).resolve()
+            if root.resolve() not in file.parents or not file.is_file():
                 raise RegionError(f"a source file {path} in the repository", "none")
             try:
-                self._regions[ref] = extract_region(self.repo_root, path, name).text
+                self._regions[ref] = extract_region(root, path, name).text
             except RenderRegionError as exc:
                 raise RegionError(f"a region {name!r} in {path}", f"none: {exc}") from None
             except UnicodeDecodeError as exc:

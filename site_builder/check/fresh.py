@@ -1,34 +1,40 @@
-"""A fresh run of every generated page's fixtures, made once and shared by every check."""
+"""The pages as the pipeline runs them now, made once and shared by every check."""
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..chapters import PACKAGE_DIR, PAGES, PageSource
-from ..render.golden import display_path, refresh_command
+from ..errors import SiteBuilderError
+from ..pipeline import FixtureRunError, PageRun, Pipeline, version_of
+from ..pipeline.golden import compare
+from ..project import Page, Project
 from ..render.pages import served_folder
+from ..trace import layout_of
 from .document import Facts
 from .problems import Problem
-
-REPO_ROOT = PACKAGE_DIR.parent
 
 
 @dataclass(frozen=True)
 class FreshPage:
-    source: PageSource
-    trace_text: str | None
-    report_text: str | None
-    facts: Mapping[str, Any] | None
-    error: str | None = None  # why the fixtures did not finish
+    """One generated page: its fresh run, or why its fixtures did not finish."""
+
+    source: Page
+    run: PageRun | None
+    error: str | None = None
+    keys: tuple[str, ...] = ()  # every field key of its trace (each must be shown on the page)
+    downloads: Mapping[str, str] | None = None  # file name -> kind, published beside it
+
+    @property
+    def facts(self) -> Mapping[str, Any] | None:
+        return self.run.facts if self.run is not None else None
 
     @property
     def html_path(self) -> str:
-        return html_path(self.source.page_path)
+        return self.source.html_path
 
     @property
     def folder(self) -> str:
@@ -36,11 +42,12 @@ class FreshPage:
         return served_folder(self.source.page_path)
 
     def text(self, kind: str) -> str | None:
-        return self.trace_text if kind == "trace" else self.report_text
+        return self.run.text(kind) if self.run is not None else None
 
 
 @dataclass(frozen=True)
 class Fresh:
+    project: Project
     pages: tuple[FreshPage, ...]
 
     @cached_property
@@ -80,83 +87,58 @@ def html_path(page_path: str) -> str:
     return posixpath.join(served_folder(page_path), "index.html")
 
 
-def collect(pages: Sequence[PageSource] = PAGES) -> Fresh:
-    """Run every page's fixtures once."""
+def collect(project: Project, pipeline: Pipeline | None = None) -> Fresh:
+    """Every page's run (the fixture cache is used where it is current); a page that fails is a finding."""
+    pipeline = pipeline or Pipeline(project, warn=lambda line: None)
+    pages = project.pages()
+    try:
+        runs: list[PageRun | str] = list(pipeline.run(pages))
+    except FixtureRunError:
+        runs = []
+        for page in pages:  # find which pages fail, and keep the others
+            try:
+                runs.append(pipeline.run([page])[0])
+            except SiteBuilderError as exc:
+                runs.append(str(exc))
     out: list[FreshPage] = []
-    for source in pages:
-        try:
-            run = source.run()
-        except Exception as exc:  # a failed fixture is a finding about that page, not a crash of the checker
-            out.append(FreshPage(source, None, None, None, f"{type(exc).__name__}: {exc}"))
+    for page, run in zip(pages, runs):
+        if isinstance(run, str):
+            out.append(FreshPage(page, None, run))
             continue
-        out.append(FreshPage(source, run.trace_text, run.report_text, dict(run.facts)))
-    return Fresh(tuple(out))
-
-
-def golden_path(source: PageSource, kind: str, overrides: Mapping[tuple[str, str], Path] | None) -> Path | None:
-    if overrides and (source.slug, kind) in overrides:
-        return Path(overrides[(source.slug, kind)])
-    return source.golden_trace if kind == "trace" else source.golden_report
-
-
-def shown_path(path: Path) -> str:
-    """A repository file as messages name it (relative to the repository when inside it)."""
-    return display_path(path, REPO_ROOT)
+        keys = layout_of(project.module(page, "trace").Trace).keys()
+        out.append(FreshPage(page, run, None, keys, page.download_names(version_of(project, page))))
+    return Fresh(project, tuple(out))
 
 
 def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None = None) -> list[Problem]:
     """Each page's golden trace and report against its fresh run."""
+    project = fresh.project
     problems: list[Problem] = []
     for p in fresh.pages:
-        if p.error is not None:
-            where = shown_path(p.source.golden_trace.parent.parent)
-            problems.append(Problem(where, 0, "fixtures", "a run that completes", p.error, group=0))
+        if p.run is None:
+            where = project.display(p.source.folder)
+            problems.append(Problem(where, 0, "fixtures", "a run that completes", p.error or "?", group=0))
             continue
         for order, kind in enumerate(("trace", "report")):
-            path, text = golden_path(p.source, kind, overrides), p.text(kind)
-            if path is None or text is None:
+            text = p.text(kind)
+            if text is None:
                 continue
-            where = shown_path(path)
-            command = refresh_command(p.source, kind)
-            try:
-                golden = path.read_bytes().decode("utf-8")
-            except FileNotFoundError:
-                problems.append(
-                    Problem(where, order, f"golden {kind}", f"a golden file (write it: {command})", "none", group=0)
-                )
+            parse = (
+                layout_of(project.module(p.source, "trace").Trace).parse
+                if kind == "trace"
+                else project.module(p.source, "report").REPORT.parse
+            )
+            path = (overrides or {}).get((p.source.slug, kind))
+            issue = compare(project, p.source, kind, text, parse, path)
+            if issue is None:
                 continue
-            except UnicodeDecodeError as exc:
-                problems.append(
-                    Problem(
-                        where, order, f"golden {kind}", f"a UTF-8 text (refresh: {command})",
-                        f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})", group=0,
-                    )
-                )
-                continue
-            if golden != text:
-                diff = tuple(
-                    difflib.unified_diff(
-                        golden.splitlines(), text.splitlines(), f"{where} (golden)", f"{kind} (fresh run)", lineterm=""
-                    )
-                )
-                first = _first_difference(golden, text)
-                problems.append(
-                    Problem(
-                        where,
-                        order,
-                        f"golden {kind}",
-                        f"the fresh run's {kind} ({first}; refresh: {command})",
-                        "a stale golden file",
-                        diff or ("(the texts differ only in line endings or the final newline)",),
-                        group=0,
-                    )
-                )
+            expected = f"{issue.expected} ({'write' if issue.found == 'none' else 'refresh'}: {issue.command})"
+            found = issue.found
+            if issue.line and issue.found == "a malformed file":
+                found = f"a malformed file ({issue.problem} at line {issue.line})"
+            problems.append(Problem(issue.path, order, f"golden {kind}", expected, found, issue.diff, group=0))
     return problems
 
 
-def _first_difference(old: str, new: str) -> str:
-    a, b = old.split("\n"), new.split("\n")
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return f"first difference on line {i + 1}"
-    return f"first difference on line {min(len(a), len(b)) + 1}"
+def pages_of(fresh: Fresh) -> Sequence[Page]:
+    return [p.source for p in fresh.pages]

@@ -9,14 +9,16 @@ from typing import Mapping
 
 from lxml import etree
 
+from ..errors import FileAccessError, UsageError
+from ..project import Project
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
-from .document import Facts, PageReport, check_document, parse_html, parse_svg
+from .document import Facts, PageReport, check_document, check_heading, parse_html, parse_svg
 from .excerpts import Sources
-from .fresh import REPO_ROOT, Fresh, FreshPage, check_goldens, collect, golden_path, html_path, shown_path
+from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
 from .problems import Problem, Result
 
 
-class SiteError(Exception):
+class SiteError(UsageError):
     """The site folder cannot be checked at all (usage or I/O), as opposed to a site that disagrees."""
 
 
@@ -29,6 +31,10 @@ class Setup:
     docs_dir: Path
     goldens: Mapping[tuple[str, str], Path] | None = None
 
+    @property
+    def project(self) -> Project:
+        return self.fresh.project
+
     def facts_for(self, page: str) -> Facts:
         """A generated page gets its own facts; every other page (hand-written) the union of all."""
         owner = self.fresh.owner(page)
@@ -36,13 +42,14 @@ class Setup:
 
 
 def setup(
-    fresh: Fresh | None = None,
+    project: Project | None = None,
     *,
+    fresh: Fresh | None = None,
     goldens: Mapping[tuple[str, str], Path] | None = None,
-    docs_dir: Path | None = None,
-    repo_root: Path = REPO_ROOT,
 ) -> Setup:
-    return Setup(fresh or collect(), Sources(repo_root), docs_dir or repo_root / "docs", goldens)
+    """What a check compares a site against: the pages' runs, the source regions, the hand-written pages."""
+    project = project or (fresh.project if fresh is not None else Project.find())
+    return Setup(fresh or collect(project), Sources(project.root), project.docs_dir, goldens)
 
 
 def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
@@ -54,6 +61,7 @@ def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
     report = check_document(root, page, setup.facts_for(page), setup.sources)
     fresh_page = setup.fresh.by_html_path.get(page)
     if fresh_page is not None:
+        report.problems += check_heading(root, page, fresh_page.source.heading)
         report.problems += check_coverage(fresh_page, report.shown)
     return report
 
@@ -85,6 +93,9 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
             result.problems.append(Problem(page, 0, "file", f"a readable {file.suffix[1:].upper()} document", str(exc)))
             continue
         report = check_document(root, page, prepared.facts_for(page), prepared.sources)
+        generated = prepared.fresh.by_html_path.get(page)
+        if generated is not None:
+            report.problems += check_heading(root, page, generated.source.heading)
         _add(result, report)
         owner = prepared.fresh.owner(page)
         if owner is not None:
@@ -109,16 +120,19 @@ def _read(file: Path) -> bytes:
     try:
         return file.read_bytes()
     except OSError as exc:
-        raise SiteError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise FileAccessError(file, f"cannot read: {exc.strerror or exc}") from None
 
 
 def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
-    """Each entry of the page's ``shows`` is on the page (see :mod:`site_builder.check.coverage`)."""
+    """Every field of the page's trace is on the page, and each ``shows`` entry of its page.toml where it says.
+
+    See :mod:`site_builder.check.coverage` for the entries.
+    """
     if shown is None or p.facts is None:
         return []  # a missing page or a failed run is reported elsewhere
     problems: list[Problem] = []
     by_key = index(shown)
-    for i, entry in enumerate(p.source.shows):
+    for i, entry in enumerate((*p.keys, *p.source.shows)):
         order = 10**9 + i  # after the page's own problems, in declaration order
         try:
             selectors, key = parse_entry(entry)
@@ -143,15 +157,12 @@ def download_file(site_dir: Path, p: FreshPage, name: str) -> Path:
 def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[str] | None = None) -> list[Problem]:
     """Each download is published beside its page, linked from it, with exactly the golden file's bytes."""
     problems: list[Problem] = []
-    for name, kind in sorted(p.source.downloads.items()):
+    for name, kind in sorted((p.downloads or {}).items()):
         file = download_file(site_dir, p, name)
         where = file.relative_to(site_dir).as_posix()
         if links is not None and name not in links and f"./{name}" not in links:
             problems.append(Problem(p.html_path, 10**9 - 1, f"a[href={name}]", f"a link to the {kind} download", "none"))
-        golden = golden_path(p.source, kind, prepared.goldens)
-        if golden is None:
-            problems.append(Problem(where, 0, "download", f"a golden {kind} to publish", "none"))
-            continue
+        golden = (prepared.goldens or {}).get((p.source.slug, kind)) or p.source.golden(kind)
         if not file.is_file():
             problems.append(Problem(where, 0, "download", f"the published {kind} (the golden file's bytes)", "no file"))
             continue
@@ -163,13 +174,14 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
         if got != want:
             old = want.decode("utf-8", "replace").splitlines()
             new = got.decode("utf-8", "replace").splitlines()
-            diff = tuple(difflib.unified_diff(old, new, shown_path(golden), where, lineterm=""))
+            shown = prepared.project.display(golden)
+            diff = tuple(difflib.unified_diff(old, new, shown, where, lineterm=""))[:40]
             problems.append(
                 Problem(
                     where,
                     0,
                     "download",
-                    f"the bytes of {shown_path(golden)}",
+                    f"the bytes of {shown}",
                     f"{len(got)} bytes that differ",
                     diff or ("(the files differ only in line endings or the final newline)",),
                 )
@@ -179,7 +191,7 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
 
 def expected_pages(prepared: Setup) -> list[tuple[str, str]]:
     """(built path, where it comes from) for every generated page and every hand-written Markdown page."""
-    out = [(p.html_path, f"generated page {p.source.page_path}") for p in prepared.fresh.pages]
+    out = [(p.html_path, f"generated page {prepared.project.display(p.source.folder)}") for p in prepared.fresh.pages]
     docs = prepared.docs_dir
     if docs.is_dir():
         for md in sorted(docs.rglob("*.md")):

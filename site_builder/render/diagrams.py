@@ -1,8 +1,9 @@
 """Diagrams: a DOT template rendered with Jinja, laid out by Graphviz's ``dot``, cleaned into inline SVG.
 
-The visual grammar lives here, in one place: identity routes are solid,
-learned routes dashed, a merge has a double border. Templates ask for a role
-(``node("merge")``, ``edge("learned")``) instead of writing attributes.
+Templates ask for a role (``node("merge")``, ``edge("learned")``) instead of
+writing attributes; each page declares its roles in ``page.toml`` beside a
+neutral default set (see :mod:`site_builder.project`), so the visual grammar
+of a page lives in one place.
 
 A template writes every number through ``value(NODE, KEY, FMT)`` (or
 ``html_value`` inside an HTML-like label). That call
@@ -22,11 +23,12 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import graphviz
 import jinja2
 
+from ..errors import SiteBuilderError, ToolMissingError
 from ..facts import FactBook
 from ..files import write_atomic
 from .templating import strict_environment
@@ -41,28 +43,14 @@ _GRAPH_DEFAULTS = (
     'edge [fontname="Helvetica,Arial,sans-serif", fontsize="10", arrowsize="0.8", penwidth="1.4"];'
 )
 
-# Role -> DOT attributes. The line style carries the meaning; colour only repeats it.
-NODE_ROLES: dict[str, str] = {
-    "input": 'class="input", style="rounded"',
-    "output": 'class="output", style="rounded,bold"',
-    "identity": 'class="identity", style="rounded"',
-    "learned": 'class="learned", style="rounded,dashed"',
-    "merge": 'class="merge", shape=circle, peripheries="2", fontsize="14", width="0.42", fixedsize=true',
-}
-EDGE_ROLES: dict[str, str] = {
-    "identity": 'class="identity", style="solid"',
-    "learned": 'class="learned", style="dashed"',
-    "plain": 'class="plain", style="solid"',
-}
-
 _SHAPES = {"polygon", "ellipse", "path", "polyline", "rect", "circle"}
 
 
-class DiagramError(RuntimeError):
+class DiagramError(SiteBuilderError):
     """Graphviz failed, or the drawn SVG lost a value the template put in."""
 
 
-class DotNotFoundError(DiagramError):
+class DotNotFoundError(ToolMissingError):
     def __init__(self) -> None:
         super().__init__(DOT_NOT_FOUND)
 
@@ -119,10 +107,12 @@ class _Values:
         return DotText(html_label_escape(self._register(node, key, fmt)))
 
 
-def _role(table: dict[str, str], kind: str) -> Callable[[str], DotText]:
+def _role(table: Mapping[str, str], kind: str) -> Callable[[str], DotText]:
     def attrs(role: str) -> DotText:
         if role not in table:
-            raise DiagramError(f"unknown {kind} role {role!r}; known: {', '.join(sorted(table))}")
+            raise DiagramError(
+                f"unknown {kind} role {role!r}; known: {', '.join(sorted(table))} (declare it in page.toml under roles)"
+            )
         return DotText(table[role])
 
     return attrs
@@ -187,8 +177,7 @@ class Diagram:
 class DiagramRenderer:
     """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content."""
 
-    def __init__(self, env: jinja2.Environment, cache_dir: Path) -> None:
-        self.env = env
+    def __init__(self, cache_dir: Path) -> None:
         self.cache_dir = Path(cache_dir)
         self._version: str | None = None
         self.rendered = 0
@@ -200,13 +189,21 @@ class DiagramRenderer:
             self._version = dot_version()
         return self._version
 
-    def dot_source(self, template: str, book: FactBook, context: dict[str, Any]) -> tuple[str, _Values]:
+    def dot_source(
+        self,
+        env: jinja2.Environment,
+        template: str,
+        book: FactBook,
+        context: dict[str, Any],
+        node_roles: Mapping[str, str],
+        edge_roles: Mapping[str, str],
+    ) -> tuple[str, _Values]:
         values = _Values(book)
-        text = self.env.get_template(template).render(
+        text = env.get_template(template).render(
             **context,
             defaults=DotText(_GRAPH_DEFAULTS),
-            node=_role(NODE_ROLES, "node"),
-            edge=_role(EDGE_ROLES, "edge"),
+            node=_role(node_roles, "node"),
+            edge=_role(edge_roles, "edge"),
             value=values,
             html_value=values.html,
         )
@@ -232,17 +229,23 @@ class DiagramRenderer:
 
     def render(
         self,
+        env: jinja2.Environment,
         template: str,
         book: FactBook,
         context: dict[str, Any],
         *,
+        node_roles: Mapping[str, str],
+        edge_roles: Mapping[str, str],
         diagram_id: str,
         title: str,
         description_html: str,
     ) -> Diagram:
-        dot_text, values = self.dot_source(template, book, context)
+        dot_text, values = self.dot_source(env, template, book, context, node_roles, edge_roles)
         raw, was_cached = self.layout(dot_text)
-        svg = postprocess(raw, values.table, diagram_id=diagram_id, title=title, description_html=description_html)
+        try:
+            svg = postprocess(raw, values.table, diagram_id=diagram_id, title=title, description_html=description_html)
+        except DiagramError as exc:
+            raise DiagramError(f"{template}: {exc}") from None
         return Diagram(svg, was_cached)
 
 
@@ -297,7 +300,10 @@ def postprocess(
                         _subscripts(el)
     if unmatched:
         (node, text), (key, _fmt) = next(iter(unmatched.items()))
-        raise DiagramError(f"value {key} ({text!r}) of node {node!r} is missing from the drawn SVG")
+        raise DiagramError(
+            f"value {key} ({text!r}) of node {node!r} is missing from the drawn SVG: a value() must be a whole "
+            "line of its own node's label (write it after a \\n, in the node it names)"
+        )
 
     for el in root.iter():
         if "id" in el.attrib:
@@ -325,19 +331,21 @@ def postprocess(
     return re.sub(r"\n\s*\n", "\n", svg).strip() + "\n"
 
 
-def legend_swatch(kind: str) -> str:
-    """A tiny inline SVG sample of one line style or the merge border, for the legend."""
-    if kind == "merge":
+def legend_swatch(role: str, node_roles: Mapping[str, str], edge_roles: Mapping[str, str]) -> str:
+    """A tiny inline SVG sample of a role for a legend: a double border for a node drawn with two, else its line style."""
+    node, edge = node_roles.get(role, ""), edge_roles.get(role, "")
+    if not node and not edge:
+        raise DiagramError(f"no role {role!r} to draw in a legend; known: {', '.join(sorted({*node_roles, *edge_roles}))}")
+    if re.search(r'peripheries="?2', node) and not edge:
         shape = (
             '<circle class="dg-shape" cx="14" cy="12" r="9"/>'
             '<circle class="dg-shape" cx="14" cy="12" r="6"/>'
         )
-    elif kind in ("identity", "learned"):
-        dash = ' stroke-dasharray="5,3"' if kind == "learned" else ""
-        shape = f'<path class="dg-line" d="M2 12 H30"{dash}/>'
     else:
-        raise DiagramError(f"no legend swatch for {kind!r}")
+        dash = ' stroke-dasharray="5,3"' if "dashed" in (edge or node) else ""
+        dash = ' stroke-dasharray="1,3"' if "dotted" in (edge or node) else dash
+        shape = f'<path class="dg-line" d="M2 12 H30"{dash}/>'
     return (
-        f'<svg class="dg dg-swatch {escape(kind)}" width="32" height="24" viewBox="0 0 32 24" '
+        f'<svg class="dg dg-swatch {escape(role)}" width="32" height="24" viewBox="0 0 32 24" '
         f'aria-hidden="true" focusable="false">{shape}</svg>'
     )

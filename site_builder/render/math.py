@@ -9,6 +9,8 @@ as digits:
     a vector as ``[a, b, …]``, each element its own value (format ``short``)
 ``\\tmat{VALUES-KEY}{SHAPE-KEY}``
     a row-major matrix in brackets, each element its own value (format ``short``)
+``\\lit{ID}``
+    a literal the page folder declares in page.toml (``σ^{\\lit{square}}``), format ``count``
 
 Digits typed into the LaTeX are refused, except subscript indices
 (``\\mathrm{Linear}_2``). Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
@@ -23,10 +25,12 @@ from typing import Any
 
 from latex2mathml.converter import convert
 
+from ..errors import SiteBuilderError
 from ..facts import FactBook
 
 _TV = re.compile(r"\\tv\{(?P<key>[^{}]+)\}\{(?P<fmt>[^{}]+)\}")
 _TVEC = re.compile(r"\\tvec\{(?P<key>[^{}]+)\}")
+_LIT = re.compile(r"\\lit\{(?P<id>[^{}]+)\}")
 _TMAT = re.compile(r"\\tmat\{(?P<key>[^{}]+)\}\{(?P<shape>[^{}]+)\}")
 _SLOT = re.compile(r"<mtext>(?P<slot>TVSLOT[A-Z]+)</mtext>")
 _TEXT_NODE = re.compile(r">([^<]+)<")
@@ -35,7 +39,7 @@ _NUMBER = re.compile(r"^\u2212?[0-9]+(\.[0-9]+)?%?$")
 _MARKDOWN_SENSITIVE = {c: f"&#x{ord(c):05X};" for c in "*_`[]\\{}!<>|~^"}
 
 
-class MathError(ValueError):
+class MathError(SiteBuilderError, ValueError):
     """The LaTeX could not be converted, or a value macro was malformed."""
 
 
@@ -76,6 +80,7 @@ class MathRenderer:
             ]
             return "\\left[ \\begin{matrix} " + " \\\\ ".join(rows) + " \\end{matrix} \\right]"
 
+        latex = _LIT.sub(lambda m: f"\\tv{{LIT.{m['id']}}}{{count}}", latex)
         return _TVEC.sub(vec, _TMAT.sub(mat, latex))
 
     def render(self, latex: str, display: bool = False) -> str:

@@ -1,40 +1,53 @@
-"""One generated page: its fixtures' facts through a Jinja template into Markdown, plus its downloads.
+"""One generated page: its run's facts through the page folder's Jinja template into Markdown, plus its downloads.
+
+The renderer writes the page's front matter and its ``<h1>`` from ``page.toml``
+itself, so a title can hold any character; the template starts with the first
+paragraph. Templates are looked up in the page folder first, then in the shared
+``templates/`` folder (partials and macros every page may use).
 
 Template globals (every number a template shows goes through one of these):
 
 ``tv(key, fmt)``                   the value as a provenance span (see :mod:`site_builder.facts`)
 ``fact(key)``                      the raw value, for loops and choosing words, never for display
 ``keys(key)``                      ``["key[0]", "key[1]", …]`` for a vector-valued fact
-``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` macros (:mod:`.math`)
+``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` / ``\\lit`` macros (:mod:`.math`)
 ``diagram(template, id, title, description)``   inline SVG in a scrollable region (:mod:`.diagrams`)
-``chart(svg, label)``              a chart the page's run drew, in the same scrollable region
-``swatch(kind)``                   a legend sample: ``identity``, ``learned`` or ``merge``
-``excerpt(path, region)``          a live code excerpt from our own source (:mod:`.regions`)
+``chart(svg, label)``              a chart the page's figures drew, in the same scrollable region
+``swatch(role)``                   a legend sample of a diagram role's line style or border
+``excerpt(path, region)``          a live code excerpt: a file of the page folder, or ``site_builder/…``
+``cite(id)``                       a citation declared in page.toml, linked, its year and ids verified
+``literal(id, fmt)``               a literal number declared in page.toml
+``href(slug, anchor)``             a link target to another generated page
+``title_of(slug)``                 another generated page's title
 ``downloads``                      ``[{"name", "kind", "href"}]`` published beside the page
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
-import re
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
+import jinja2
 from markupsafe import Markup
 
-from ..chapters import PageSource, RunResult
+from ..errors import SiteBuilderError
 from ..facts import FactBook
+from ..project import Page, Project
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
 from .math import MathRenderer
 from .regions import extract_region
 from .templating import describe_failure, page_environment
 
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding site_builder/
+
 
 @dataclass
 class RenderedPage:
-    source: PageSource
+    page: Page
     markdown: str
     files: dict[str, str]  # site path -> text (the downloads)
     records: int  # lines of the trace
@@ -59,39 +72,78 @@ def _scroll_region(label: str, drawing: str) -> Markup:
     )
 
 
-def _fence(code: str) -> str:
-    longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
-    return "`" * max(3, longest + 1)
+def code_figure(source: str, path: str, region: str, code: str, language: str) -> str:
+    """A code excerpt as one raw HTML block (highlighted here, so it works inside collapsed blocks too)."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import get_lexer_by_name
+
+    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
+    return (
+        f'<figure class="code-excerpt" data-source="{escape(source)}">'
+        f"<figcaption><code>{escape(path)}</code>, region <code>{escape(region)}</code></figcaption>"
+        f'<div class="language-{escape(language)} highlight"><pre><span></span><code>{body}</code></pre></div>'
+        "</figure>"
+    )
+
+
+def front_matter(page: Page) -> str:
+    """The page's YAML front matter: its title as a double-quoted scalar, so any character is safe."""
+    return f"---\ntitle: {json.dumps(page.title)}\n---\n\n"
+
+
+def heading_html(page: Page, book: FactBook) -> str:
+    """The page's ``<h1>``: the title, after ``Chapter N:`` (a verified value) for a chapter."""
+    prefix = f"Chapter {book.html('PAGE.chapter', 'count')}: " if page.chapter is not None else ""
+    return f'<h1 id="top">{prefix}{escape(page.title)}</h1>\n\n'
 
 
 class PageRenderer:
     """Renders every generated page of one build; one Graphviz cache, compiled-template cache and counters for all."""
 
-    def __init__(self, templates_dir: Path, cache_dir: Path, source_root: Path, display_base: Path) -> None:
-        self.templates_dir = Path(templates_dir)
-        self.source_root = Path(source_root)
-        self.display_base = Path(display_base)
-        compiled = Path(cache_dir) / "templates"
-        self.env = page_environment(self.templates_dir, compiled)
-        self.diagrams = DiagramRenderer(dot_environment(self.env.loader, compiled), Path(cache_dir) / "diagrams")  # type: ignore[arg-type]
+    def __init__(self, project: Project, pages: list[Page]) -> None:
+        self.project = project
+        self.pages = {p.slug: p for p in pages}
+        self.compiled = project.cache_dir / "templates"
+        self.diagrams = DiagramRenderer(project.cache_dir / "diagrams")
 
-    def render(self, page: PageSource, result: RunResult) -> RenderedPage:
-        book = FactBook(result.facts)
+    def environment(self, page: Page) -> jinja2.Environment:
+        return page_environment([page.folder, self.project.templates_dir], self.compiled)
+
+    def excerpt_file(self, page: Page, path: str) -> tuple[Path, str]:
+        """(root, path) of an excerpt: a file of the page folder, or a file of the ``site_builder`` package."""
+        if (page.folder / path).is_file():
+            return self.project.root, self.project.display(page.folder / path)
+        if path.startswith("site_builder/"):
+            return PACKAGE_ROOT, path
+        raise SiteBuilderError(
+            f"excerpt {path!r}: no such file in {self.project.display(page.folder)} and not a site_builder/ path"
+        )
+
+    def render(self, page: Page, run: Any) -> RenderedPage:
+        """Markdown for ``page`` from its :class:`~site_builder.pipeline.PageRun`."""
+        book = FactBook(run.facts)
         maths = MathRenderer(book)
-        source_folder = posixpath.dirname(page.page_path)
         folder = served_folder(page.page_path)
-        texts = {"trace": result.trace_text, "report": result.report_text}
+        source_folder = posixpath.dirname(page.page_path)
+        texts = {"trace": run.trace_text, "report": run.report_text}
+        from ..pipeline import version_of
+
         files: dict[str, str] = {}
         downloads = []
-        for name, kind in page.downloads.items():
+        for name, kind in page.download_names(version_of(self.project, page)).items():
             text = texts.get(kind)
             if text is None:
-                raise ValueError(f"page {page.slug}: download {name!r} asks for {kind!r}, which this page does not produce")
+                raise SiteBuilderError(
+                    f"{self.project.display(page.folder)}/page.toml: download {name!r} asks for the {kind}, "
+                    "which this page does not produce"
+                )
             target = posixpath.join(folder, name)
             files[target] = text
             downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder or ".")})
 
-        context: dict[str, Any] = dict(result.context)
+        env = self.environment(page)
+        dot_env = dot_environment(env.loader, self.compiled)  # type: ignore[arg-type]
 
         def tv(key: str, fmt: str) -> Markup:
             return Markup(book.html(key, fmt))
@@ -107,11 +159,16 @@ class PageRenderer:
         def display_math(latex: str) -> Markup:
             return Markup(f'<div class="math-block">{maths.render(latex, display=True)}</div>')
 
+        context: dict[str, Any] = {"trace": run.trace, "charts": run.charts}
+
         def diagram(template: str, diagram_id: str, title: str, description: str) -> Markup:
             drawn = self.diagrams.render(
+                dot_env,
                 template,
                 book,
                 {**context, "tv": tv, "fact": book.value, "keys": keys},
+                node_roles=page.node_roles,
+                edge_roles=page.edge_roles,
                 diagram_id=diagram_id,
                 title=title,
                 description_html=str(description).strip(),
@@ -119,19 +176,37 @@ class PageRenderer:
             return _scroll_region(title, drawn.svg)
 
         def excerpt(path: str, region: str, language: str = "python") -> Markup:
-            found = extract_region(self.source_root, path, region)
-            fence = _fence(found.text)
-            return Markup(
-                f'<figure class="code-excerpt" data-source="{escape(found.source)}" markdown="block">\n'
-                f'<figcaption><code>{escape(found.path)}</code>, region <code>{escape(found.name)}</code></figcaption>\n\n'
-                f"{fence}{language}\n{found.text}{fence}\n\n</figure>"
-            )
+            root, shown_path = self.excerpt_file(page, path)
+            found = extract_region(root, shown_path, region)
+            return Markup(code_figure(found.source, found.path, found.name, found.text, language))
 
         def chart(svg: str, label: str) -> Markup:
             return _scroll_region(label, svg)
 
-        def swatch(kind: str) -> Markup:
-            return Markup(legend_swatch(kind))
+        def swatch(role: str) -> Markup:
+            return Markup(legend_swatch(role, page.node_roles, page.edge_roles))
+
+        def cite(cid: str) -> Markup:
+            c = page.citation(cid)
+            at = f"CITE.{c.id}"
+            parts = [f"{escape(c.authors)} ({book.html(at + '.year', 'count')}), <cite>{escape(c.title)}</cite>"]
+            if c.lecture is not None:
+                parts.append(f"lecture {book.html(at + '.lecture', 'count')}")
+            if c.arxiv:
+                parts.append(f"arXiv:{book.html(at + '.arxiv', 'name')}")
+            return Markup(f'<a class="citation" href="{escape(c.href)}">{", ".join(parts)}</a>')
+
+        def literal(lid: str, fmt: str = "count") -> Markup:
+            page.literal(lid)
+            return tv(f"LIT.{lid}", fmt)
+
+        def href(slug: str, anchor: str = "") -> str:
+            other = self._page(slug)
+            target = posixpath.relpath(other.page_path, source_folder or ".")
+            return target + (f"#{anchor}" if anchor else "")
+
+        def title_of(slug: str) -> str:
+            return self._page(slug).title
 
         context.update(
             page=page,
@@ -144,11 +219,20 @@ class PageRenderer:
             chart=chart,
             excerpt=excerpt,
             swatch=swatch,
+            cite=cite,
+            literal=literal,
+            href=href,
+            title_of=title_of,
             downloads=downloads,
         )
         try:
-            markdown = self.env.get_template(page.template).render(context)
+            body = env.get_template("page.md.j2").render(context)
         except Exception as exc:
-            raise describe_failure(exc, self.templates_dir, self.display_base) from exc
-        records = len(result.trace_text.splitlines())
-        return RenderedPage(page, markdown, files, records)
+            raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
+        markdown = front_matter(page) + heading_html(page, book) + body
+        return RenderedPage(page, markdown, files, run.records)
+
+    def _page(self, slug: str) -> Page:
+        if slug not in self.pages:
+            raise KeyError(f"no generated page {slug!r} (pages: {', '.join(self.pages)})")
+        return self.pages[slug]

@@ -10,11 +10,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import SiteBuilderError
+
 _START = re.compile(r"^[ \t]*# region: (?P<name>\S+)[ \t]*$")
 _END = re.compile(r"^[ \t]*# endregion: (?P<name>\S+)[ \t]*$")
 
 
-class RegionError(LookupError):
+class RegionError(SiteBuilderError, LookupError):
     """A named region is missing, unterminated, duplicated or empty."""
 
 

@@ -6,12 +6,20 @@ import hashlib
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Sequence
 
 import jinja2
 
+from ..errors import SiteBuilderError
 
-class TemplateFailure(RuntimeError):
+Folders = Sequence[Path] | Path
+
+
+def _folders(dirs: Folders) -> list[Path]:
+    return [Path(dirs)] if isinstance(dirs, (str, Path)) else [Path(d) for d in dirs]
+
+
+class TemplateFailure(SiteBuilderError):
     """Rendering a template failed; the message starts with ``FILE:LINE:`` when the line is known."""
 
     def __init__(self, message: str, path: str | None = None, line: int | None = None):
@@ -64,9 +72,10 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path) -> jinja2.Bytec
     return jinja2.FileSystemBytecodeCache(str(folder))
 
 
-def page_environment(templates_dir: Path, compiled_dir: Path | None = None) -> jinja2.Environment:
-    """Jinja for Markdown pages: strict about undefined names, HTML-escaping every plain value."""
-    return strict_environment(jinja2.FileSystemLoader(str(templates_dir)), compiled_dir, autoescape=True)
+def page_environment(templates_dirs: Folders, compiled_dir: Path | None = None) -> jinja2.Environment:
+    """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
+    loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
+    return strict_environment(loader, compiled_dir, autoescape=True)
 
 
 def _display(path: str, base: Path) -> str:
@@ -76,32 +85,36 @@ def _display(path: str, base: Path) -> str:
         return path
 
 
-def innermost_template_frame(tb: TracebackType | None, templates_dir: Path) -> tuple[str, int] | None:
+def innermost_template_frame(tb: TracebackType | None, templates_dirs: Folders) -> tuple[str, int] | None:
     """(file, line) of the last traceback frame that runs template code (Jinja rewrites those frames)."""
-    root = str(Path(templates_dir).resolve())
+    roots = [str(d.resolve()) + os.sep for d in _folders(templates_dirs)]
     found = None
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        if filename.startswith(root + os.sep) or filename.endswith(".j2"):
+        if any(filename.startswith(root) for root in roots) or filename.endswith(".j2"):
             found = (filename, tb.tb_lineno)
         tb = tb.tb_next
     return found
 
 
-def describe_failure(exc: BaseException, templates_dir: Path, base: Path) -> TemplateFailure:
+def describe_failure(exc: BaseException, templates_dirs: Folders, base: Path) -> TemplateFailure:
     """One message naming the template file, the line and the cause."""
+    if isinstance(exc, TemplateFailure):
+        return exc
+    templates_dir = _folders(templates_dirs)[0]
     if isinstance(exc, jinja2.TemplateSyntaxError):
         path = exc.filename or (Path(templates_dir) / exc.name if exc.name else None)
         return TemplateFailure(
             f"template syntax error: {exc.message}", _display(str(path), base) if path else None, exc.lineno
         )
     if isinstance(exc, jinja2.TemplateNotFound):
-        where = innermost_template_frame(exc.__traceback__, templates_dir)
-        message = f"template {exc.name!r} not found in {_display(str(templates_dir), base)}"
+        where = innermost_template_frame(exc.__traceback__, templates_dirs)
+        searched = " or ".join(_display(str(d), base) for d in _folders(templates_dirs))
+        message = f"template {exc.name!r} not found in {searched}"
         if where:
             return TemplateFailure(message, _display(where[0], base), where[1])
         return TemplateFailure(message)
-    where = innermost_template_frame(exc.__traceback__, templates_dir)
+    where = innermost_template_frame(exc.__traceback__, templates_dirs)
     if isinstance(exc, jinja2.UndefinedError):
         cause = f"undefined value: {exc.message}"
     elif isinstance(exc, KeyError) and exc.args:

@@ -12,12 +12,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
+from ..errors import SiteBuilderError
 from .numbers import (
     INT_RE,
     NAME_RE,
     REAL_RE,
     SCI_RE,
+    flat,
     format_bool,
+    format_decimals,
+    format_names,
     format_real,
     format_sci,
     format_shape_brackets,
@@ -28,7 +32,7 @@ from .numbers import (
 V = TypeVar("V")
 
 
-class TraceParseError(ValueError):
+class TraceParseError(SiteBuilderError, ValueError):
     """A trace text broke a rule; ``line`` and ``column`` are 1-based."""
 
     def __init__(self, message: str, line: int, column: int, source: str = "trace"):
@@ -90,6 +94,25 @@ def _read_vector(text: str) -> tuple[float, ...]:
     return _read_items(text[1:-1], _read_real, start=1)
 
 
+def _read_text(text: str) -> str:
+    if not text or text != text.strip(" ") or "\n" in text:
+        raise ValueSyntaxError(f"expected text without leading or trailing spaces, found {text!r}")
+    return text
+
+
+def _write_bool(value: object) -> str:
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise ValueError(f"a boolean field holds true or false, not {value!r}")
+    return format_bool(bool(value))
+
+
+def _write_int(value: object) -> str:
+    number = int(value)  # type: ignore[call-overload]
+    if number != value or number < 0:
+        raise ValueError(f"an integer field holds a non-negative whole number, not {value!r}")
+    return str(number)
+
+
 def _read_shape_brackets(text: str) -> tuple[int, ...]:
     if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
         raise ValueSyntaxError(f"expected a shape like [2,2], found {text!r}")
@@ -149,13 +172,31 @@ class Kind:
 
 REAL = Kind("real", _read_real, format_real)
 VECTOR = Kind("vector", _read_vector, format_vector)
-SHAPE = Kind("shape", _read_shape_brackets, format_shape_brackets)
-SHAPE_X = Kind("shape-x", _read_shape_x, format_shape_x)
-BOOL = Kind("bool", _read_bool, format_bool)
+SHAPE = Kind("shape", _read_shape_brackets, lambda v: format_shape_brackets(tuple(flat(v))))
+SHAPE_X = Kind("shape-x", _read_shape_x, lambda v: format_shape_x(tuple(flat(v))))
+BOOL = Kind("bool", _read_bool, _write_bool)
 SCI = Kind("sci", _read_sci, format_sci)
-INT = Kind("int", _read_int, lambda v: str(int(v)))
+INT = Kind("int", _read_int, _write_int)
 NAME = Kind("name", _read_name, str)
-NAMES = Kind("names", _read_names, lambda v: ",".join(v))
+NAMES = Kind("names", _read_names, format_names)
+TEXT = Kind("text", _read_text, str)
+
+
+def decimals(places: int) -> Kind:
+    """A real written in fixed notation with exactly ``places`` decimals (``REAL`` is six)."""
+    if places == 6:
+        return REAL
+    pattern = re.compile(rf"-?(0|[1-9][0-9]*)\.[0-9]{{{places}}}")
+    zero = "-" + format_decimals(0.0, places)
+
+    def read(text: str) -> float:
+        if not pattern.fullmatch(text):
+            raise ValueSyntaxError(f"expected a real number with exactly {places} decimals, found {text!r}")
+        if text == zero:
+            raise ValueSyntaxError(f"negative zero is written {zero[1:]}, found {text!r}")
+        return float(text)
+
+    return Kind(f"real with {places} decimals", read, lambda v: format_decimals(v, places))
 
 
 def choice(*words: str) -> Kind:
@@ -197,29 +238,36 @@ class Field:
         return self.attr or self.name.replace("-", "_")
 
 
-def render_record(kind: str, fields: Sequence[Field], obj: object) -> str:
+def render_record(kind: str, fields: Sequence[Field], obj: object, sep: str = " ") -> str:
+    """``KIND name=value ...``, fields joined by ``sep``; a value that would contain ``sep`` is refused."""
     parts = [kind]
     for f in fields:
-        parts.append(f"{f.name}={f.kind.write(getattr(obj, f.attribute))}")
-    return " ".join(parts)
+        written = f.kind.write(getattr(obj, f.attribute))
+        if sep in written or "\n" in written:
+            raise ValueError(f"{kind}.{f.name}: the value {written!r} contains {sep!r} or a line break")
+        parts.append(f"{f.name}={written}")
+    return sep.join(parts)
 
 
 _FIELD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
 
 
-def parse_record(line: str, lineno: int, kind: str, fields: Sequence[Field], source: str = "trace") -> dict[str, Any]:
+def parse_record(
+    line: str, lineno: int, kind: str, fields: Sequence[Field], source: str = "trace", separator: str = " "
+) -> dict[str, Any]:
     """Read ``line`` as record ``kind`` with exactly ``fields`` in order; return attribute -> value."""
-    head, sep, rest = line.partition(" ")
+    head, sep, rest = line.partition(separator)
     if head != kind:
         raise TraceParseError(f"expected a {kind} record, found {head!r}", lineno, 1, source)
     if not sep or not rest:
         raise TraceParseError(f"{kind} record has no fields", lineno, len(head) + 1, source)
     column = len(head) + 2
-    tokens = rest.split(" ")
+    tokens = rest.split(separator)
     values: dict[str, Any] = {}
     for i, token in enumerate(tokens):
         if token == "":
-            raise TraceParseError("fields are separated by exactly one space", lineno, column, source)
+            between = "one space" if separator == " " else f"one {separator!r}"
+            raise TraceParseError(f"fields are separated by exactly {between}", lineno, column, source)
         name, eq, value = token.partition("=")
         if i >= len(fields):
             raise TraceParseError(f"unexpected extra field {name!r} in {kind}", lineno, column, source)

@@ -12,13 +12,15 @@ import math
 import re
 from typing import Iterable, Sequence
 
+from ..errors import SiteBuilderError
+
 REAL_RE = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]{6}")
 INT_RE = re.compile(r"0|[1-9][0-9]*")
 SCI_RE = re.compile(r"-?[0-9]\.[0-9]{6}e[+-][0-9]{2,3}")
 NAME_RE = re.compile(r"[a-z0-9_]+(?:[.\-][a-z0-9_]+)*")
 
 
-class NonFiniteValueError(ValueError):
+class NonFiniteValueError(SiteBuilderError, ValueError):
     """A fixture produced NaN or an infinity where a real number must be written."""
 
 
@@ -41,8 +43,23 @@ def format_sci(value: float) -> str:
     return _written(value, ".6e")
 
 
+def flat(values: Iterable[float]) -> Iterable[float]:
+    """A vector's values in row-major order: a tuple as it is, an array of any rank flattened."""
+    ravel = getattr(values, "ravel", None)
+    return ravel().tolist() if callable(ravel) else values
+
+
 def format_vector(values: Iterable[float]) -> str:
-    return "[" + ",".join(format_real(v) for v in values) + "]"
+    return "[" + ",".join(format_real(v) for v in flat(values)) + "]"
+
+
+def format_decimals(value: float, decimals: int) -> str:
+    """Fixed notation with ``decimals`` decimals, a negative zero without its sign; never NaN or an infinity."""
+    return _written(value, f".{decimals}f")
+
+
+def format_names(names: Iterable[str]) -> str:
+    return ",".join(str(n) for n in flat(names))
 
 
 def format_shape_brackets(shape: Sequence[int]) -> str:

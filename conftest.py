@@ -1,0 +1,66 @@
+"""Shared fixtures: the site is built once per test session and reused by every test file.
+
+``built_site`` is the folder of a real ``mkdocs build --strict`` of this
+repository (the same command ``make site`` runs, into a temporary folder).
+Tests read it; none may write to it. ``prepared`` is the checker's set-up
+(one fresh run of every page's fixtures) for the test file that asks for it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import PROJECT, ROOT, SiteBuild, docs_snapshot, mkdocs_env
+
+
+@pytest.fixture(scope="session")
+def site_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+    out = tmp_path_factory.mktemp("built") / "site"
+    before = docs_snapshot(ROOT / "docs")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", "mkdocs.yml", "-d", str(out)],
+        cwd=ROOT,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
+    )
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed (exit {done.returncode}):\n{log}", pytrace=False)
+    return SiteBuild(out, log, before, docs_snapshot(ROOT / "docs"))
+
+
+@pytest.fixture(scope="session")
+def built_site(site_build: SiteBuild) -> Path:
+    """The folder of a strict build of this repository's site."""
+    return site_build.site
+
+
+@pytest.fixture(scope="session")
+def runs():
+    """Every page's run through the pipeline, as the build and the checker see them (fixtures run fresh)."""
+    from site_builder.pipeline import Pipeline
+
+    return {run.page.slug: run for run in Pipeline(PROJECT).run(use_cache=False)}
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    """What ``site-builder check`` compares a site against: fresh facts and sources of every page."""
+    from site_builder import check
+
+    return check.setup(PROJECT)
+
+
+SLOW_FIXTURES = {"site_build", "built_site", "site_copy", "project", "browser", "server"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that builds a site or drives the browser is slow (`make test-fast` leaves it out)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

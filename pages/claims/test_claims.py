@@ -1,0 +1,202 @@
+"""Claims: each measured on the engine, checked against a twin, and decided by code."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from pages.claims import fixtures as fx
+from pages.claims.figures import _stream_description
+from pages.claims.trace import FAMILIES, Growth, STREAM_DEPTHS, ScaledShortcut, Trace
+from site_builder.trace import format_real, format_sci
+
+from helpers import golden, nan_stops, page
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
+
+parse, render = Trace.layout.parse, Trace.layout.render
+C = fx.Constants()
+GOLDEN = golden("claims")
+TRACE = parse(GOLDEN)
+
+
+def test_verdicts_are_what_the_code_decides_from_the_printed_numbers():
+    assert fx.decide(TRACE) == TRACE.verdicts
+    assert [v.verdict for v in TRACE.verdicts] == ["does-not-hold", "holds-narrowly", "holds", "holds", "holds-narrowly"]
+
+
+# ------------------------------------------------------------------ claim 1
+def test_claim_1_against_closed_forms():
+    s = TRACE.scalar_stack
+    assert (s.alpha, s.layers, s.claimed_gap) == (-0.1, 50, 18)
+    assert format_sci(s.residual) == format_sci(0.9**50) and format_sci(s.plain) == format_sci((-0.1) ** 50)
+    assert format_real(s.log10_gap) == format_real(50 * math.log10(0.9 / 0.1))
+    assert round(s.log10_gap) != s.claimed_gap
+
+
+def test_claim_1_verdict_follows_the_measured_gap():
+    flipped = fx.run(dataclasses.replace(C, claimed_gap=48))
+    assert flipped.trace.verdict(1) == "holds"
+    text = render(flipped.trace)
+    assert "VERDICT claim=1 verdict=holds\n" in text and text != GOLDEN
+
+
+# ------------------------------------------------------------------ claim 2
+def test_claim_2_cancelling_branch():
+    b = TRACE.cancelling_branch
+    assert b.input_gradient == (0.0, 0.0) and b.output == (0.0, 0.0)
+    assert b.weight_gradient == tuple(np.outer(C.input, C.upstream).reshape(-1))
+
+
+def test_claim_2_narrower_statement_at_depth_1000():
+    z = TRACE.zero_branch_stack
+    assert z.depth == 1000 and z.exact and z.input_gradient == z.upstream == (1.0, 1.0)
+
+
+def test_claim_2_decision_table():
+    b, z = TRACE.cancelling_branch, TRACE.zero_branch_stack
+    no_counterexample = dataclasses.replace(b, input_gradient=(0.5, 0.0))
+    assert fx.decide_claim_2(no_counterexample, z) == "holds"
+    assert fx.decide_claim_2(b, dataclasses.replace(z, exact=False)) == "does-not-hold"
+    assert fx.decide_claim_2(b, z) == "holds-narrowly"
+
+
+# ------------------------------------------------------------------ claim 3
+def test_claim_3_gradient_is_the_power():
+    for r in TRACE.scaled_shortcut:
+        assert r.exact and r.gradient == float(format_sci(0.5**r.depth)) == r.power
+
+
+def test_claim_3_decision_table():
+    rows = TRACE.scaled_shortcut
+    assert fx.decide_claim_3(rows) == "holds"
+    wrong = (dataclasses.replace(rows[0], gradient=0.25),) + rows[1:]
+    assert fx.decide_claim_3(wrong) == "does-not-hold"
+    assert fx.decide_claim_3(tuple(fx.claim_3(dataclasses.replace(C, shortcut_scale=0.75), d) for d in (1, 10, 50))) == "holds"
+
+
+# ------------------------------------------------------------------ claim 4
+def test_claim_4_against_the_derivative():
+    q = TRACE.quadratic_step
+    assert q.gradient == q.closed_form == 5.0 * (1.0 + 0.2 * 2.0) == 7.0 == q.claimed
+
+
+def test_claim_4_verdict_flips_with_the_claimed_value():
+    assert fx.run(dataclasses.replace(C, quadratic_claimed=6.0)).trace.verdict(4) == "does-not-hold"
+
+
+# ------------------------------------------------------------------ claim 5
+def numpy_streams():
+    rng = np.random.default_rng(C.stream_seed)
+    width, depth = C.stream_width, max(STREAM_DEPTHS)
+    x0 = rng.standard_normal(width)
+    ws = [rng.standard_normal((width, width)) / math.sqrt(width) for _ in range(depth)]
+    fixed = [rng.standard_normal(width) for _ in range(depth)]
+    out = {}
+    for family in FAMILIES:
+        h, squares, rows = x0, 0.0, {}
+        for l in range(depth):
+            f = {"independent": fixed[l], "tanh": np.tanh(h @ ws[l]), "linear": h @ ws[l]}[family]
+            squares += float(f @ f)
+            h = h + f
+            rows[l + 1] = (np.linalg.norm(h), math.sqrt(squares / (l + 1)))
+        out[family] = rows
+    return out
+
+
+def test_claim_5_stream_norms_match_a_numpy_twin():
+    twin = numpy_streams()
+    for r in TRACE.streams:
+        norm, rms = twin[r.family][r.depth]
+        assert format_sci(r.norm) == format_sci(norm) and format_sci(r.branch_rms) == format_sci(rms)
+        assert format_sci(r.sqrt_law) == format_sci(math.sqrt(r.depth) * rms)  # from full precision, then printed
+
+
+def test_claim_5_exponent_is_the_least_squares_slope():
+    for g in TRACE.growth:
+        rows = [r for r in TRACE.stream(g.family) if r.depth >= g.fit_from]
+        x = np.log([r.depth for r in rows])
+        y = np.log([r.norm for r in rows])
+        slope = float(np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2))
+        assert format_real(g.exponent) == format_real(slope)
+        assert g.sqrt_law == (abs(g.exponent - 0.5) <= g.bar)
+    assert {g.family: g.sqrt_law for g in TRACE.growth} == {"independent": True, "tanh": True, "linear": False}
+
+
+def test_claim_5_decision_table():
+    def growth(*fits):
+        return tuple(Growth(f, 16, 0.5 if ok else 3.0, 0.1, ok) for f, ok in zip(FAMILIES, fits))
+
+    assert fx.decide_claim_5(growth(True, True, True)) == "holds"
+    assert fx.decide_claim_5(growth(True, False, False)) == "holds-narrowly"
+    assert fx.decide_claim_5(growth(False, False, False)) == "does-not-hold"
+
+
+def test_a_wider_bar_flips_claim_5():
+    assert fx.run(dataclasses.replace(C, exponent_bar=100.0)).trace.verdict(5) == "holds"
+
+
+# ------------------------------------------------------------------ NaN
+@pytest.mark.parametrize(
+    "field,value,fixture",
+    [
+        ("alpha", math.nan, "claim-1-scalar-stack"),
+        ("input", (math.nan, 1.0), "claim-2-cancelling-branch"),
+        ("upstream", (1.0, math.nan), "claim-2-cancelling-branch"),
+        ("shortcut_scale", math.nan, "claim-3-scaled-shortcut"),
+        ("quadratic_x", math.nan, "claim-4-quadratic-step"),
+        ("exponent_bar", math.nan, "claim-5-stream-growth"),
+    ],
+)
+def test_a_nan_input_stops_the_page_with_one_line(field, value, fixture):
+    nan_stops("claims", **{field: value})
+
+
+def test_an_engine_disagreeing_with_the_closed_form_fails_the_build(monkeypatch):
+    monkeypatch.setattr(fx, "scalar_stack_gradient", lambda alpha, layers, residual: 1.0)
+    assert "closed form" in str(fixture_error(fx.run, "claim-1-scalar-stack"))
+
+
+# ------------------------------------------------------------------ parsing
+G = Golden(GOLDEN)
+VERDICT_1, STREAM_1 = G.number("VERDICT claim=1"), G.number("STREAM family=independent depth=1 ")
+SHORTCUT_10 = G.number("SCALED-SHORTCUT depth=10")
+CASES = [
+    G.value_case(
+        "verdict word", VERDICT_1, "verdict=does-not-hold", "verdict=false", "one of holds, does-not-hold, holds-narrowly"
+    ),
+    G.value_case("verdict claim order", VERDICT_1, "claim=1", "claim=2", "expected claim=1"),
+    G.value_case("stream family order", STREAM_1, "family=independent", "family=tanh", "expected family=independent"),
+    G.value_case(
+        "unknown family", STREAM_1, "family=independent", "family=quadratic", "one of independent, tanh, linear"
+    ),
+    G.value_case("shortcut depth", SHORTCUT_10, "depth=10", "depth=11", "expected depth=10"),
+    G.value_case("tiny value in fixed notation", 2, "plain=1.000000e-50", "plain=0.000000", "scientific"),
+]
+
+
+@rejections(CASES)
+def test_page_specific_rejections(text, line, column, words):
+    assert_rejects(parse, text, line, column, words, source="claims")
+
+
+def test_facts_name_every_verdict_and_stream(runs):
+    facts = runs["claims"].facts
+    assert [facts[f"VERDICT[{n}].verdict"] for n in range(1, 6)] == [v.verdict for v in TRACE.verdicts]
+    assert facts["STREAM[linear,256].norm"] == TRACE.stream("linear")[-1].norm
+    assert facts["GROWTH[tanh].exponent"] == TRACE.growth[1].exponent
+    assert facts["DERIVED.claim-1.gap-rounded"] == round(TRACE.scalar_stack.log10_gap)
+    assert render(TRACE) == GOLDEN
+
+
+# ------------------------------------------------------------------ what the chart says to a screen reader
+def test_claims_stream_description_follows_the_fitted_laws():
+    t = parse(GOLDEN)
+    text = _stream_description(t)
+    assert "tanh branches rise along a square-root slope" in text
+    assert "The linear branches do not follow the square-root law" in text
+    flipped = tuple(dataclasses.replace(g, sqrt_law=not g.sqrt_law) for g in t.growth)
+    text = _stream_description(dataclasses.replace(t, growth=flipped))
+    assert "The linear branches rise along a square-root slope" in text

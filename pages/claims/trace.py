@@ -1,0 +1,138 @@
+"""Trace format ``claims-v1``: one group of records per claim, then one ``VERDICT`` per claim.
+
+Each verdict is decided by code from the measured records before it.
+"""
+
+from __future__ import annotations
+
+from site_builder.trace import Bool, Choice, Int, Real, Sci, Vector, lines, record, trace_format
+
+VERDICTS = ("holds", "does-not-hold", "holds-narrowly")
+CLAIMS = (1, 2, 3, 4, 5)
+SCALED_DEPTHS = (1, 10, 50)
+FAMILIES = ("independent", "tanh", "linear")
+STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# The slope of log ||x_L|| against log L that a sqrt(L) law has; GROWTH.bar is measured from it.
+SQRT_LAW_EXPONENT = 0.5
+
+Family = Choice(*FAMILIES)
+
+
+@record("SCALAR-STACK")
+class ScalarStack:
+    """Claim 1: scalar stack f(x) = alpha*x; the input gradient of the residual and of the plain stack."""
+
+    alpha: Real
+    layers: Int
+    residual: Sci  # engine: d x_L / d x_0 with x = x + alpha*x
+    plain: Sci  # engine: with x = alpha*x
+    residual_closed_form: Sci  # (1 + alpha)^L
+    plain_closed_form: Sci  # alpha^L
+    log10_gap: Real  # log10(|residual| / |plain|)
+    claimed_gap: Int  # orders of magnitude the claim states
+
+
+@record("CANCELLING-BRANCH")
+class CancellingBranch:
+    """Claim 2: a branch F(x) = x @ W with W = -I cancels the identity."""
+
+    input: Vector
+    upstream: Vector
+    output: Vector
+    input_gradient: Vector
+    weight_gradient: Vector  # row-major
+
+
+@record("ZERO-BRANCH-STACK")
+class ZeroBranchStack:
+    """Claim 2, the narrower statement: all-zero branch weights at a large depth."""
+
+    depth: Int
+    upstream: Vector
+    input_gradient: Vector
+    exact: Bool  # the input gradient equals the upstream bit for bit
+
+
+@record("SCALED-SHORTCUT", index="depth")
+class ScaledShortcut:
+    """Claim 3: y = scale*x + F(x) with F = 0, stacked ``depth`` times."""
+
+    depth: Int
+    scale: Real
+    gradient: Sci  # engine
+    power: Sci  # scale^depth
+    exact: Bool  # equal bit for bit, not only as printed
+
+
+@record("QUADRATIC-STEP")
+class QuadraticStep:
+    """Claim 4: x' = x + coefficient*x^2, upstream gradient given."""
+
+    x: Real
+    coefficient: Real
+    upstream: Real
+    gradient: Real  # engine
+    closed_form: Real  # upstream * (1 + 2*coefficient*x)
+    claimed: Real
+
+
+@record("STREAM-CONFIG")
+class StreamConfig:
+    """Claim 5: the streams' width and the seed of every random draw."""
+
+    width: Int
+    seed: Int
+
+
+@record("STREAM", index=("family", "depth"))
+class Stream:
+    """Claim 5: the stream norm after ``depth`` residual blocks of one branch family."""
+
+    family: Family
+    depth: Int
+    norm: Sci  # ||x_depth||
+    branch_rms: Sci  # sqrt(mean over the blocks so far of ||f_l||^2)
+    sqrt_law: Sci  # sqrt(depth) * branch_rms
+    ratio: Real  # norm / sqrt_law
+
+
+@record("GROWTH", index="family")
+class Growth:
+    """Claim 5: least-squares slope of log ||x_L|| against log L, from ``fit_from`` on."""
+
+    family: Family
+    fit_from: Int
+    exponent: Real
+    bar: Real  # |exponent - SQRT_LAW_EXPONENT| must be at most this for a sqrt(L) law
+    sqrt_law: Bool
+
+
+@record("VERDICT", index="claim")
+class Verdict:
+    claim: Int
+    verdict: Choice(*VERDICTS)
+
+
+@trace_format("claims-v1")
+class Trace:
+    scalar_stack: ScalarStack
+    cancelling_branch: CancellingBranch
+    zero_branch_stack: ZeroBranchStack
+    scaled_shortcut: tuple[ScaledShortcut, ...] = lines(depth=SCALED_DEPTHS)
+    quadratic_step: QuadraticStep
+    stream_config: StreamConfig
+    streams: tuple[Stream, ...] = lines({"family": f, "depth": d} for f in FAMILIES for d in STREAM_DEPTHS)
+    growth: tuple[Growth, ...] = lines(family=FAMILIES)
+    verdicts: tuple[Verdict, ...] = lines(claim=CLAIMS)
+
+    def verdict(self, claim: int) -> str:
+        for v in self.verdicts:
+            if v.claim == claim:
+                return v.verdict
+        raise KeyError(f"no VERDICT record for claim {claim}; claims: {', '.join(str(n) for n in CLAIMS)}")
+
+    def stream(self, family: str) -> tuple[Stream, ...]:
+        rows = tuple(r for r in self.streams if r.family == family)
+        if not rows:
+            raise KeyError(f"no STREAM records for family {family!r}; families: {', '.join(FAMILIES)}")
+        return rows

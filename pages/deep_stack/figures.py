@@ -1,0 +1,62 @@
+"""The deep-stack chart: input-gradient norm against depth, plain and residual, on a log axis."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from site_builder.render.charts import Axis, Reference, Series, ValueLabel, exponent_ticks, line_chart, linear_ticks
+from .trace import Trace
+
+
+def chart_facts(t: Trace) -> dict[str, Any]:
+    """The axes' ticks, derived from the data so that every point fits."""
+    norms = [r.plain_norm for r in t.depths] + [r.residual_norm for r in t.depths] + [t.config.upstream_norm]
+    return {
+        "DERIVED.chart.depth-ticks": linear_ticks(0, max(r.depth for r in t.depths)),
+        "DERIVED.chart.norm-exponents": exponent_ticks(norms),
+    }
+
+
+def _gradient_summary(t: Trace) -> str:
+    """What the chart shows, said only as far as the measured norms support it."""
+    first, last = t.depths[0], t.depths[-1]
+    plain = (
+        "The plain stack's norm falls as the stack deepens"
+        if last.plain_norm < first.plain_norm
+        else "The plain stack's norm does not fall overall"
+    )
+    floor = min(r.residual_norm for r in t.depths) >= t.config.upstream_norm
+    residual = (
+        "the residual stack stays at or above the upstream norm at every depth shown."
+        if floor
+        else "the residual stack drops below the upstream norm at some depth."
+    )
+    return f"{plain}; {residual}"
+
+
+def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
+    last = t.depths[-1].depth
+    at = f"DEPTH[{last}]"
+    return {
+        "gradient": line_chart(
+            facts,
+            chart_id="deep-stack-gradient",
+            title="Gradient norm at the input against depth, plain and residual",
+            description=(
+                "Input-gradient norm against the number of tanh layers, on a logarithmic scale. Squares joined by "
+                "a solid line: the residual stack. Circles joined by a dashed line: the plain stack. A dotted "
+                "line marks the norm of the upstream gradient. " + _gradient_summary(t)
+            ),
+            x=Axis("depth (tanh layers)", "DERIVED.chart.depth-ticks", "count"),
+            y=Axis("log₁₀ of the input-gradient norm", "DERIVED.chart.norm-exponents", "int", kind="exponent"),
+            series=(
+                Series("residual", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].residual-norm") for r in t.depths), "identity"),
+                Series("plain", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].plain-norm") for r in t.depths), "learned"),
+            ),
+            labels=(
+                ValueLabel(f"{at}.residual-norm", "six", f"{at}.depth", f"{at}.residual-norm", dx=-4, dy=-10, anchor="end"),
+                ValueLabel(f"{at}.plain-norm", "sci", f"{at}.depth", f"{at}.plain-norm", dx=-8, dy=16, anchor="end"),
+            ),
+            references=(Reference("CONFIG.upstream-norm", "short", "upstream norm"),),
+        )
+    }

@@ -1,0 +1,57 @@
+"""The identity-at-initialization chart: distance from the input against depth, both initializations."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from site_builder.render.charts import Axis, Series, ValueLabel, exponent_ticks, line_chart
+from .trace import Trace
+
+
+def chart_facts(t: Trace) -> dict[str, Any]:
+    return {
+        "DERIVED.chart.depth-ticks": tuple(r.depth for r in t.depths),
+        "DERIVED.chart.deviation-exponents": exponent_ticks([r.he_deviation for r in t.depths]),
+    }
+
+
+def _deviation_description(t: Trace) -> str:
+    he = [r.he_deviation for r in t.depths]
+    grows = all(a < b for a, b in zip(he, he[1:]))
+    exact = all(r.zero_init_exact for r in t.depths)
+    return (
+        "Distance between the stack's output and its input against the number of blocks, both axes "
+        "logarithmic. Circles joined by a dashed line: He initialization, "
+        + ("growing with depth. " if grows else "not growing at every step of depth. ")
+        + "Squares along the floor of the chart: every block's second layer initialized to zero, "
+        + (
+            "where the distance is exactly zero at every depth, which a logarithmic axis cannot place, so it "
+            "is drawn on the floor."
+            if exact
+            else "where the distance is not zero at every depth; zero distances are drawn on the floor."
+        )
+    )
+
+
+def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
+    at = f"DEPTH[{t.depths[-1].depth}]"
+    return {
+        "deviation": line_chart(
+            facts,
+            chart_id="identity-init-deviation",
+            title="Distance of the output from the input against depth",
+            description=_deviation_description(t),
+            x=Axis("depth (residual blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
+            y=Axis("log₁₀ of the distance from the input", "DERIVED.chart.deviation-exponents", "int", kind="exponent"),
+            series=(
+                Series("He init", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].he-deviation") for r in t.depths), "learned"),
+                Series(
+                    "zero init",
+                    tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].zero-init-deviation") for r in t.depths),
+                    "identity",
+                    floor=True,
+                ),
+            ),
+            labels=(ValueLabel(f"{at}.he-deviation", "sci", f"{at}.depth", f"{at}.he-deviation", dx=-8, dy=-4, anchor="end"),),
+        )
+    }

@@ -1,0 +1,126 @@
+"""Path-expansion fixtures: one linear residual stack's Jacobian, three ways.
+
+With row vectors each block is ``x -> x + x @ W_l`` and its Jacobian is
+``I + W_l``, so the stack's Jacobian is the ordered product
+``(I + W_1)(I + W_2)...(I + W_L)``. Multiplying it out gives one term per
+subset of blocks — the ordered product of the chosen ``W_l`` — that is, one
+term per path that goes through the chosen branches and skips the rest.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from site_builder.autograd import parameter
+from site_builder.run import FixtureError, Run, finite
+from site_builder.nn import Linear, residual_add
+from site_builder.trace import format_sci
+from .trace import BLOCKS, WIDTH, Branch, Config, Jacobian, Length, Trace
+
+
+@dataclass(frozen=True)
+class Constants:
+    seed: int = 0
+    scale: float = 0.5
+    input: tuple[float, ...] = (1.0, -1.0)  # the point the engine differentiates at (the map is linear)
+
+
+def branch_weights(c: Constants) -> list[np.ndarray]:
+    rng = np.random.default_rng(c.seed)
+    return [rng.standard_normal((WIDTH, WIDTH)) * c.scale for _ in range(BLOCKS)]
+
+
+# region: product
+def product_jacobian(weights: list[np.ndarray]) -> np.ndarray:
+    """(I + W_1)(I + W_2)...(I + W_L), in block order."""
+    out = np.eye(WIDTH)
+    for w in weights:
+        out = out @ (np.eye(WIDTH) + w)
+    return out
+# endregion: product
+
+
+# region: path-sum
+def paths(weights: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """Every subset of blocks (a path through those branches), with the ordered product of their W_l."""
+    out = []
+    for length in range(len(weights) + 1):
+        for chosen in itertools.combinations(range(len(weights)), length):
+            term = np.eye(WIDTH)
+            for block in chosen:
+                term = term @ weights[block]
+            out.append((chosen, term))
+    return out
+# endregion: path-sum
+
+
+# region: engine-jacobian
+def autograd_jacobian(weights: list[np.ndarray], x0: tuple[float, ...]) -> np.ndarray:
+    """Column j is the input gradient for the upstream e_j: one backward pass per output coordinate."""
+    x = parameter(x0, name="input")
+    h = x
+    for n, w in enumerate(weights, start=1):
+        h = residual_add(h, Linear(w, name=f"block.{n}.branch.weight")(h))
+    columns = []
+    for j in range(WIDTH):
+        x.zero_grad()
+        h.backward_with_seed(np.eye(WIDTH)[j], retain_graph=True)
+        assert x.grad is not None
+        columns.append(x.grad.copy())
+    return np.stack(columns, axis=1)
+# endregion: engine-jacobian
+
+
+def run(c: Constants = Constants()) -> Run:
+    fixture = "path-expansion"
+    weights = [finite(fixture, f"BRANCH[{n}].weight", w) for n, w in enumerate(branch_weights(c), start=1)]
+    finite(fixture, "the input", np.array(c.input))
+    product = finite(fixture, "the product Jacobian", product_jacobian(weights))
+    expansion = paths(weights)
+    path_sum = finite(fixture, "the path sum", sum((term for _, term in expansion), np.zeros((WIDTH, WIDTH))))
+    engine = finite(fixture, "the engine Jacobian", autograd_jacobian(weights, c.input))
+    difference = max(
+        float(np.max(np.abs(a - b))) for a, b in ((product, path_sum), (product, engine), (path_sum, engine))
+    )
+    if not difference < 1e-12:
+        raise FixtureError(fixture, f"the three Jacobians differ by {format_sci(difference)}")
+
+    lengths = []
+    for length in range(BLOCKS + 1):
+        terms = [term for chosen, term in expansion if len(chosen) == length]
+        if len(terms) != math.comb(BLOCKS, length):
+            raise FixtureError(fixture, f"{len(terms)} paths of length {length}, not C({BLOCKS},{length})")
+        total = sum(terms, np.zeros((WIDTH, WIDTH)))
+        lengths.append(
+            Length(
+                length=length,
+                count=len(terms),
+                sum=total,
+                sum_norm=float(np.linalg.norm(total)),
+                mean_path_norm=float(np.mean([np.linalg.norm(t) for t in terms])),
+            )
+        )
+    trace = Trace(
+        config=Config(blocks=BLOCKS, width=WIDTH, seed=c.seed, scale=c.scale),
+        branches=tuple(Branch(n, w) for n, w in enumerate(weights, start=1)),
+        jacobian=Jacobian(
+            product=product,
+            path_sum=path_sum,
+            autograd=engine,
+            paths=len(expansion),
+            max_difference=float(difference),
+        ),
+        lengths=tuple(lengths),
+    )
+    derived = {
+        "DERIVED.two-to-the-blocks": 2**BLOCKS,
+        "DERIVED.matrix-shape": (WIDTH, WIDTH),
+        "DERIVED.path-count-total": sum(k.count for k in lengths),
+        "DERIVED.most-common-length": max(lengths, key=lambda k: k.count).length,
+        "DERIVED.largest-contribution-length": max(lengths, key=lambda k: k.sum_norm).length,
+    }
+    return Run(trace, derived)

@@ -1,0 +1,83 @@
+"""What the tests share: the project under test, its pages, and a few ways to look at them.
+
+Importing this binds the ``pages`` package to the repository's page folders,
+so a test can ``from pages.ch24.fixtures import run``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from site_builder.project import Page, Project, refresh_pages
+from site_builder.trace import TraceLayout, layout_of
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = Project.at(ROOT)
+refresh_pages(PROJECT.pages_dir)
+PAGES: list[Page] = PROJECT.pages()
+SLUGS: list[str] = [p.slug for p in PAGES]
+
+
+def page(slug: str) -> Page:
+    return PROJECT.page(slug)
+
+
+def layout(slug: str) -> TraceLayout[Any]:
+    """The trace layout a page's trace.py declares."""
+    return layout_of(PROJECT.module(page(slug), "trace").Trace)
+
+
+def golden(slug: str, kind: str = "trace") -> str:
+    return page(slug).golden(kind).read_text(encoding="utf-8")
+
+
+def fresh_trace(slug: str, **changes: Any) -> str:
+    """The trace text of a fresh in-process run of a page's fixtures (``changes`` go to its Constants)."""
+    fixtures = PROJECT.module(page(slug), "fixtures")
+    result = fixtures.run(fixtures.Constants(**changes)) if changes else fixtures.run()
+    return layout_of(type(result.trace)).render(result.trace)
+
+
+def mkdocs_env(**overrides: str) -> dict[str, str]:
+    """The environment for a ``mkdocs`` subprocess (without Material's end-of-life banner)."""
+    env = dict(os.environ)
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    env.update(overrides)
+    return env
+
+
+def docs_snapshot(docs: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``docs`` with its size and modification time."""
+    return {
+        p.relative_to(docs).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(docs.rglob("*"))
+        if p.is_file()
+    }
+
+
+@dataclass(frozen=True)
+class SiteBuild:
+    site: Path
+    log: str  # everything mkdocs printed
+    docs_before: dict[str, tuple[int, int]]
+    docs_after: dict[str, tuple[int, int]]
+
+
+def nan_stops(slug: str, **changes: Any) -> str:
+    """The one-line message that stops a page whose Constants get ``changes`` (a NaN or an infinity).
+
+    Either a fixture refuses the value itself, or the trace refuses to write it, naming the field's key.
+    """
+    import pytest
+
+    from site_builder.errors import SiteBuilderError
+
+    with pytest.raises(SiteBuilderError) as info:
+        fresh_trace(slug, **changes)
+    message = str(info.value)
+    assert "\n" not in message
+    assert any(word in message for word in ("NaN", "nan", "infinity", "inf", "not finite")), message
+    return message

@@ -1,0 +1,154 @@
+"""The pipeline: fixtures run in fresh interpreters, cached per page while their sources are unchanged.
+
+Each test works on a copy of some page folders in a temporary project, so the
+repository's pages, goldens and cache are never touched.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from site_builder.pipeline import FixtureRunError, Pipeline, cache
+from site_builder.pipeline.sources import fixture_sources
+from site_builder.project import Project
+
+from helpers import ROOT, golden
+
+
+def project_with(tmp_path: Path, *slugs: str) -> Project:
+    for slug in slugs:
+        shutil.copytree(ROOT / "pages" / slug, tmp_path / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    return Project.at(tmp_path)
+
+
+class Log:
+    def __init__(self) -> None:
+        self.progress: list[str] = []
+        self.warnings: list[str] = []
+
+    def pipeline(self, project: Project, **kw) -> Pipeline:
+        return Pipeline(project, progress=self.progress.append, warn=self.warnings.append, **kw)
+
+
+def test_cold_then_warm_then_one_page_stale(tmp_path):
+    project = project_with(tmp_path, "ch24", "path_expansion", "claims")
+    log = Log()
+    cold = log.pipeline(project).run()
+    assert [r.cached for r in cold] == [False, False, False]
+    assert [r.trace_text for r in cold] == [golden(s) for s in ("ch24", "path_expansion", "claims")]
+    assert sorted(p.name for p in (tmp_path / ".cache" / "fixtures").iterdir()) == [
+        "ch24.json", "claims.json", "path_expansion.json"
+    ]
+    assert any("ch24 ran in" in line for line in log.progress)
+
+    warm = log.pipeline(project).run()
+    assert [r.cached for r in warm] == [True, True, True]
+    assert [r.facts for r in warm] == [r.facts for r in cold]
+
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
+    mixed = log.pipeline(project).run()
+    assert [r.cached for r in mixed] == [True, False, True]
+    assert len(list((tmp_path / ".cache" / "fixtures").iterdir())) == 3, "one entry per page, the stale one replaced"
+
+
+def test_a_template_edit_keeps_the_cached_run(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    template = tmp_path / "pages" / "path_expansion" / "page.md.j2"
+    template.write_text(template.read_text(encoding="utf-8") + "\nMore prose.\n", encoding="utf-8")
+    (tmp_path / "pages" / "path_expansion" / "page.toml").write_text(
+        (tmp_path / "pages" / "path_expansion" / "page.toml").read_text(encoding="utf-8") + "\n", encoding="utf-8"
+    )
+    assert [r.cached for r in Log().pipeline(project).run()] == [True]
+
+
+def test_the_fixtures_depend_on_the_engine_files_they_import():
+    files = {p.relative_to(ROOT).as_posix() for p in fixture_sources(ROOT / "pages" / "ch24", ROOT / "pages")}
+    assert {"pages/ch24/fixtures.py", "pages/ch24/trace.py", "pages/ch24/report.py"} <= files
+    assert {"site_builder/autograd/tensor.py", "site_builder/trace/declare.py", "site_builder/run.py"} <= files
+    assert not any(f.endswith((".j2", "page.toml")) or "/golden/" in f for f in files)
+    assert "site_builder/plugin.py" not in files and "site_builder/render/pages.py" not in files
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), id="truncated"),
+        pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), id="garbage"),
+        pytest.param(lambda p: p.write_text(p.read_text().replace("3.250000", "3.000000"), encoding="utf-8"),
+                     id="altered-without-its-checksum"),
+        pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
+    ],
+)
+def test_a_damaged_entry_is_run_again_with_one_warning(tmp_path, damage):
+    project = project_with(tmp_path, "ch24")
+    Log().pipeline(project).run()
+    entry = cache.entry_path(project.cache_dir, "ch24")
+    damage(entry)
+    log = Log()
+    (run,) = log.pipeline(project).run()
+    assert not run.cached and run.trace_text == golden("ch24")
+    assert len(log.warnings) == 1 and ".cache/fixtures/ch24.json" in log.warnings[0]
+    assert "damaged" in log.warnings[0]
+    assert entry.is_file() and cache.load(entry) is not None, "the entry is replaced by a good one"
+
+
+def test_an_entry_whose_trace_no_longer_parses_is_run_again(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    path = cache.entry_path(project.cache_dir, "path_expansion")
+    entry = cache.load(path)
+    assert entry is not None
+    cache.store(path, cache.Entry(entry.key, entry.trace.replace("BRANCH", "BRUNCH", 1), None, entry.derived, 0.0))
+    log = Log()
+    (run,) = log.pipeline(project).run()
+    assert not run.cached and any("damaged" in w for w in log.warnings)
+
+
+def test_a_failing_fixture_names_its_file_line_and_page(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    fixtures.write_text(text.replace("    weights = [", "    raise RuntimeError('broken on purpose')\n    weights = [", 1),
+                        encoding="utf-8")
+    with pytest.raises(FixtureRunError) as info:
+        Log().pipeline(project).run()
+    message = str(info.value)
+    assert message.startswith("pages/path_expansion/fixtures.py:") and "broken on purpose" in message
+    assert "(page path_expansion)" in message
+
+
+@pytest.mark.parametrize("how,words", [("os._exit(3)", "exited with status 3"),
+                                       ("os.kill(os.getpid(), signal.SIGKILL)", "killed by signal SIGKILL")])
+def test_a_fixture_process_that_dies_is_named_with_its_page_and_status(tmp_path, how, words):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    text = text.replace("import itertools\n", "import itertools\nimport os\nimport signal\n", 1)
+    fixtures.write_text(text.replace("    weights = [", f"    {how}\n    weights = [", 1), encoding="utf-8")
+    with pytest.raises(FixtureRunError, match=words) as info:
+        Log().pipeline(project).run()
+    assert "path_expansion" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_nan_derived_value_is_refused_with_its_key(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    fixtures.write_text(text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', '"DERIVED.two-to-the-blocks": float("nan"),'),
+                        encoding="utf-8")
+    with pytest.raises(FixtureRunError, match="DERIVED.two-to-the-blocks"):
+        Log().pipeline(project).run()
+
+
+def test_pages_run_in_parallel_give_what_one_interpreter_gives(tmp_path):
+    project = project_with(tmp_path, "ch24", "deep_stack", "path_expansion", "claims")
+    one = Log().pipeline(project, jobs=1).run(use_cache=False)
+    two = Log().pipeline(project, jobs=2).run(use_cache=False)
+    assert [r.trace_text for r in one] == [r.trace_text for r in two]
+    assert [r.derived for r in one] == [r.derived for r in two]
