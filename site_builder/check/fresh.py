@@ -44,6 +44,11 @@ class FreshPage:
     def text(self, kind: str) -> str | None:
         return self.run.text(kind) if self.run is not None else None
 
+    @property
+    def charts(self) -> Mapping[str, str]:
+        """The page's charts drawn from the fresh run (none when its fixtures failed)."""
+        return self.run.charts if self.run is not None else {}
+
 
 @dataclass(frozen=True)
 class Fresh:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import itertools
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from lxml import etree
 
-from ..errors import FileAccessError, UsageError
+from ..errors import UsageError, os_error
 from ..project import Project
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
-from .document import Facts, PageReport, check_document, check_heading, parse_html, parse_svg
+from .charts import check_charts
+from .document import Facts, PageReport, check_document, check_heading, css_content, parse_html, parse_svg
 from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
-from .problems import Problem, Result
+from .numbers import scan
+from .problems import DETAIL_LINES, Problem, Result, quote
 
 
 class SiteError(UsageError):
@@ -62,6 +67,7 @@ def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
     fresh_page = setup.fresh.by_html_path.get(page)
     if fresh_page is not None:
         report.problems += check_heading(root, page, fresh_page.source.heading)
+        report.problems += check_charts(root, page, fresh_page.charts)
         report.problems += check_coverage(fresh_page, report.shown)
     return report
 
@@ -82,20 +88,44 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result = Result()
     result.problems += check_goldens(prepared.fresh, prepared.goldens)
 
+    files, special = site_files(site_dir)
+    for page, kind in special:
+        result.problems.append(Problem(page, 0, "file", "a regular file", f"{kind} (skipped)"))
+    styles = [f for f in files if f.suffix == ".css"]
+    shown_attributes: set[str] = set()
+    for file in styles:
+        page = file.relative_to(site_dir).as_posix()
+        text, problem = _decoded(file, page, "CSS style sheet")
+        if text is None:
+            result.problems.append(problem)
+            continue
+        strings, attributes = css_content(text)
+        shown_attributes |= attributes
+        for i, string in enumerate(strings):
+            for found in scan(string, (), page):
+                result.problems.append(Problem(page, i, "content", "a number with provenance (data-trace) or an "
+                                               "allowed one", f"{found.text!r} in {quote(string, 80)}"))
+
     shown: dict[str, list[Shown]] = {}
     links: dict[str, set[str]] = {}
-    files = [(f, parse_html) for f in sorted(site_dir.rglob("*.html"))] + [(f, parse_svg) for f in sorted(site_dir.rglob("*.svg"))]
-    for file, parse in files:
+    documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
+    documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
+    for file, parse, kind in documents:
         page = file.relative_to(site_dir).as_posix()
-        try:
-            root = parse(_read(file))
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            result.problems.append(Problem(page, 0, "file", f"a readable {file.suffix[1:].upper()} document", str(exc)))
+        text, problem = _decoded(file, page, f"{kind} document")
+        if text is None:
+            result.problems.append(problem)
             continue
-        report = check_document(root, page, prepared.facts_for(page), prepared.sources)
+        try:
+            root = parse(text.encode("utf-8"))
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            result.problems.append(Problem(page, 0, "file", f"a readable {kind} document", str(exc)))
+            continue
+        report = check_document(root, page, prepared.facts_for(page), prepared.sources, frozenset(shown_attributes))
         generated = prepared.fresh.by_html_path.get(page)
         if generated is not None:
             report.problems += check_heading(root, page, generated.source.heading)
+            report.problems += check_charts(root, page, generated.charts)
         _add(result, report)
         owner = prepared.fresh.owner(page)
         if owner is not None:
@@ -110,6 +140,49 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     return result
 
 
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
+CHECKED = (".html", ".svg", ".css")  # the files of a site a reader reads: pages, drawings, style sheets
+
+
+def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Regular files the checker reads (pages, drawings, style sheets), sorted; and the others of those names.
+
+    Nothing but a regular file is ever opened: a named pipe would block the check, a device would never end.
+    Symbolic links are followed to files, never to folders.
+    """
+    files: list[Path] = []
+    special: list[tuple[str, str]] = []
+    for folder, dirs, names in os.walk(site_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.suffix not in CHECKED:
+                continue
+            relative = path.relative_to(site_dir).as_posix()
+            try:
+                mode = path.stat().st_mode
+            except FileNotFoundError:
+                special.append((relative, "a link to nothing"))
+                continue
+            except OSError as exc:
+                raise os_error(exc, path, "cannot read") from None
+            if stat.S_ISREG(mode):
+                files.append(path)
+            else:
+                special.append((relative, next((what for test, what in _KINDS if test(mode)), "not a regular file")))
+    return sorted(files), special
+
+
+def _decoded(file: Path, page: str, kind: str) -> tuple[str | None, Problem | None]:
+    """The file's text, or the problem that it is not UTF-8 (a garbage page is one line, not its mojibake)."""
+    raw = _read(file)
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, Problem(page, 0, "file", f"a UTF-8 {kind}", f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})")
+
+
 def _add(result: Result, report: PageReport) -> None:
     result.problems += report.problems
     result.values += report.values
@@ -120,7 +193,7 @@ def _read(file: Path) -> bytes:
     try:
         return file.read_bytes()
     except OSError as exc:
-        raise FileAccessError(file, f"cannot read: {exc.strerror or exc}") from None
+        raise os_error(exc, file, "cannot read") from None
 
 
 def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
@@ -168,14 +241,14 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
             continue
         try:
             want = golden.read_bytes()
-        except FileNotFoundError:
-            continue  # reported with the goldens
+        except OSError:
+            continue  # a missing, unreadable or folder golden is reported with the goldens
         got = _read(file)
         if got != want:
             old = want.decode("utf-8", "replace").splitlines()
             new = got.decode("utf-8", "replace").splitlines()
             shown = prepared.project.display(golden)
-            diff = tuple(difflib.unified_diff(old, new, shown, where, lineterm=""))[:40]
+            diff = tuple(itertools.islice(difflib.unified_diff(old, new, shown, where, lineterm=""), DETAIL_LINES + 1))
             problems.append(
                 Problem(
                     where,
