@@ -12,7 +12,9 @@ the absolute path): ``read`` and ``write`` (opening a file), ``mkdir``,
 ``rename`` (either side of a rename or replace), ``remove`` (unlink, rmdir).
 The rule either raises the ``errno`` (for ``write`` with ``ENOSPC`` the file
 is opened and each write fails, as on a full disk) or takes an ``action``:
-``kill`` (SIGKILL, the process dies on the spot) or ``term`` (SIGTERM, once).
+``kill`` (SIGKILL, the process dies on the spot), ``term`` (SIGTERM, once) or
+``pause`` (once: create the file ``mark``, then carry on only when the file
+``until`` exists, so a test can hold a build at a chosen point).
 The tests run as root in some places, where permission bits do not stop a
 write, so read-only and full file systems are simulated here instead.
 
@@ -31,6 +33,7 @@ import json
 import os
 import shutil
 import signal
+import time
 
 _RULES = json.loads(os.environ.get("SITE_BUILDER_FAULTS") or "[]")
 _FIRED: set[int] = set()
@@ -52,7 +55,7 @@ def _rule(op: str, target: object) -> dict | None:
         return None
     for i, rule in enumerate(_RULES):
         if rule["op"] == op and fnmatch.fnmatch(path, rule["match"]):
-            if rule.get("action") == "term" and i in _FIRED:
+            if rule.get("action") in ("term", "pause") and i in _FIRED:
                 continue
             _FIRED.add(i)
             return rule
@@ -67,6 +70,12 @@ def _act(rule: dict | None, target: object) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     elif action == "term":
         os.kill(os.getpid(), signal.SIGTERM)
+    elif action == "pause":
+        with _real_open(rule["mark"], "w"):
+            pass
+        deadline = time.monotonic() + 300  # a test that never releases the build does not hang the suite
+        while not os.path.exists(rule["until"]) and time.monotonic() < deadline:
+            time.sleep(0.02)
     elif rule.get("errno") != "ENOSPC" or rule["op"] != "write":
         code = getattr(_errno, rule["errno"])
         raise OSError(code, os.strerror(code), _path(target))
