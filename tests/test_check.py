@@ -501,3 +501,25 @@ def test_the_command_reads_site_by_default_through_cli_main(built_site, monkeypa
     monkeypatch.chdir(REPO)
     assert cli_main(["check", str(built_site)]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("check: ")
+
+
+def test_a_golden_that_is_a_folder_or_unreadable_is_a_problem_not_a_crash(prepared, tmp_path, monkeypatch):
+    folder = tmp_path / "trace.txt"
+    folder.mkdir()
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): folder})
+    assert [p.line() for p in problems] == [
+        f"{folder}: golden trace: expected a golden file (refresh: site-builder trace --page ch24 --write-golden), "
+        "found a folder"
+    ]
+    locked = tmp_path / "locked.txt"
+    locked.write_text(golden("ch24"), encoding="utf-8")
+    real = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): locked})
+    assert len(problems) == 1 and problems[0].found == "permission denied", problems
