@@ -469,6 +469,7 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     import os
 
     os.mkfifo(site_copy / "junk.html")  # reading it would block the check forever
+    (site_copy / "elsewhere").symlink_to(site_copy / "evidence")  # its pages would go unchecked
     (site_copy / "garbage.html").write_bytes(bytes(range(256)) * 64)
     (site_copy / "escape.html").write_text("<p>\x1b]0;owned\x07 \x1b[2J 42</p>", encoding="utf-8")
     (site_copy / "many.html").write_text("<p>" + " ".join(str(n) for n in range(500)) + "</p>", encoding="utf-8")
@@ -476,6 +477,7 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     text = result.render()
     lines = text.splitlines()
     assert "junk.html: file: expected a regular file, found a named pipe (FIFO) (skipped)" in lines
+    assert "elsewhere: file: expected a regular file, found a link to a folder (not followed) (skipped)" in lines
     assert [line for line in lines if line.startswith("garbage.html")] == [
         "garbage.html: file: expected a UTF-8 HTML document, found bytes that are not UTF-8 (invalid start byte at byte 128)"
     ]
@@ -483,7 +485,7 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     assert any(line.startswith("escape.html: p") and "\\x1b" in line for line in lines), lines
     many = [line for line in lines if line.startswith("many.html")]
     assert len(many) == 26 and many[-1] == "many.html: … 475 more problems in this file (500 in all)"
-    assert len(result.problems) == 1 + 1 + 3 + 500  # the escape sequences hold 0 and 2 besides the 42
+    assert len(result.problems) == 1 + 1 + 1 + 3 + 500  # the escape sequences hold 0 and 2 besides the 42
 
 
 def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
@@ -504,3 +506,20 @@ def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):
     text = check_site(site_copy, prepared).render()
     assert len(text) < 20_000
     assert "…[3000000 characters]…" in text and "…[3000007 characters]…" in text  # "+TRACE " and the value, in the diff
+
+
+def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy):
+    import json
+
+    index = site_copy / "search" / "search_index.json"
+    data = json.loads(index.read_text(encoding="utf-8"))
+    chapter = next(i for i, d in enumerate(data["docs"]) if d["location"] == "chapter-24/")
+    data["docs"][chapter]["text"] += "<p>Accuracy 99.9 percent.</p>"
+    index.write_text(json.dumps(data), encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1, found
+    assert found[0].startswith(f"search/search_index.json: docs[{chapter}] (chapter-24/): expected a number {CHAPTER} shows")
+    assert "'99.9'" in found[0]
+    index.write_text("{not json", encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1 and "expected a search index" in found[0], found

@@ -544,6 +544,24 @@ def check_numbers(
             flag(found, el, label, _context(value, found.start, found.end))
 
 
+def visible_text(root: etree._Element) -> str:
+    """Every text of the page a reader meets (title and body, values and code included), without spaces."""
+    parts: list[str] = []
+    todo = [scope for scope in _scopes(root)]
+    while todo:
+        el = todo.pop()
+        if isinstance(el, str):
+            parts.append(el)
+            continue
+        if local(el.tag) in SKIPPED or not local(el.tag):
+            continue
+        parts.append(el.text or "")
+        for child in reversed(el):
+            todo.append(child.tail or "")
+            todo.append(child)
+    return _WS.sub("", "".join(parts))
+
+
 def _context(text: str, start: int, end: int, width: int = 30) -> str:
     left = text[max(0, start - width) : start].split(_SEP)[-1]
     right = text[end : end + width].split(_SEP)[0]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import json
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +18,16 @@ from ..errors import UsageError, os_error
 from ..project import Project
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
 from .charts import check_charts
-from .document import Facts, PageReport, check_document, check_heading, css_content, parse_html, parse_svg
+from .document import (
+    Facts, PageReport, check_document, check_heading, css_content, parse_html, parse_svg, visible_text,
+)
 from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
 from .numbers import scan
 from .problems import DETAIL_LINES, Problem, Result, quote
+
+
+_WS = re.compile(r"\s+")
 
 
 class SiteError(UsageError):
@@ -108,6 +115,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
 
     shown: dict[str, list[Shown]] = {}
     links: dict[str, set[str]] = {}
+    texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
     documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
     documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
     for file, parse, kind in documents:
@@ -131,7 +139,10 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
         if owner is not None:
             shown.setdefault(owner.html_path, []).extend(report.shown)
         links[page] = report.links
+        if kind == "HTML":
+            texts[page] = visible_text(root)
 
+    result.problems += check_search_index(site_dir, texts)
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
         result.problems += check_downloads(site_dir, fresh_page, prepared, links.get(fresh_page.html_path))
@@ -149,12 +160,15 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     """Regular files the checker reads (pages, drawings, style sheets), sorted; and the others of those names.
 
     Nothing but a regular file is ever opened: a named pipe would block the check, a device would never end.
-    Symbolic links are followed to files, never to folders.
+    Symbolic links are followed to files; a link to a folder is reported, never followed (a page behind it
+    would go unchecked).
     """
     files: list[Path] = []
     special: list[tuple[str, str]] = []
     for folder, dirs, names in os.walk(site_dir):
         dirs.sort()
+        for name in [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            special.append(((Path(folder) / name).relative_to(site_dir).as_posix(), "a link to a folder (not followed)"))
         for name in sorted(names):
             path = Path(folder) / name
             if path.suffix not in CHECKED:
@@ -259,6 +273,42 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
                     diff or ("(the files differ only in line endings or the final newline)",),
                 )
             )
+    return problems
+
+
+SEARCH_INDEX = "search/search_index.json"
+
+
+def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem]:
+    """Search results show text from ``search/search_index.json``: each number there must be one its page shows.
+
+    The index holds each section's text with the markup stripped, so a number is looked for in the page's
+    visible text with the spaces removed (a value and the code of an excerpt count as shown).
+    """
+    file = site_dir / SEARCH_INDEX
+    if not file.is_file():
+        return []
+    problem = lambda order, element, expected, found: Problem(SEARCH_INDEX, order, element, expected, found)  # noqa: E731
+    text, bad = _decoded(file, SEARCH_INDEX, "JSON search index")
+    if text is None:
+        return [bad]
+    try:
+        docs = json.loads(text)["docs"]
+        entries = [(str(d.get("location", "")), str(d.get("title", "")), str(d.get("text", ""))) for d in docs]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [problem(0, "file", "a search index (JSON with a list of docs)", f"{type(exc).__name__}: {exc}")]
+    problems: list[Problem] = []
+    for i, (location, title, body) in enumerate(entries):
+        page = html_path(location.split("#", 1)[0] + "index.md") if location.split("#", 1)[0] else "index.html"
+        shown = texts.get(page)
+        element = f"docs[{i}] ({location or '/'})"
+        if shown is None:
+            problems.append(problem(i, element, "an entry for a page of the site", f"no page {page}"))
+            continue
+        words = title + "\n" + "".join(parse_html(f"<div>{body}</div>").itertext()) if body.strip() else title
+        for found in scan(words, ()):
+            if _WS.sub("", found.text).replace("-", "\u2212") not in shown.replace("-", "\u2212"):
+                problems.append(problem(i, element, f"a number {page} shows", f"{found.text!r} in {quote(words, 80)}"))
     return problems
 
 
