@@ -322,7 +322,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         built = page.file.dest_uri
         try:
             root = parse_html(output)
-        except ValueError:
+        except ValueError as exc:
+            log.warning(f"{NAME}: {built}: the page cannot be checked for numbers: {exc}")
             return output
         report = PageReport()
         check_numbers(_Doc.of(root, built), self.names.get(built, self.names.get("", frozenset())), report)

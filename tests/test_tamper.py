@@ -473,6 +473,10 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     (site_copy / "garbage.html").write_bytes(bytes(range(256)) * 64)
     (site_copy / "escape.html").write_text("<p>\x1b]0;owned\x07 \x1b[2J 42</p>", encoding="utf-8")
     (site_copy / "many.html").write_text("<p>" + " ".join(str(n) for n in range(500)) + "</p>", encoding="utf-8")
+    (site_copy / "deep.html").write_text("<p>" + "<span>" * 300 + "42" + "</span>" * 300 + "</p>", encoding="utf-8")
+    (site_copy / "entity.svg").write_text(
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY n "42">]><svg xmlns="http://www.w3.org/2000/svg">'
+        "<text>&n;</text></svg>", encoding="utf-8")
     result = check_site(site_copy, prepared)
     text = result.render()
     lines = text.splitlines()
@@ -482,10 +486,13 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
         "garbage.html: file: expected a UTF-8 HTML document, found bytes that are not UTF-8 (invalid start byte at byte 128)"
     ]
     assert "\x1b" not in text and "\x07" not in text
+    assert "deep.html: file: expected a readable HTML document, found elements nested more than 200 deep" in lines
+    assert any(line.startswith("entity.svg: file: expected a readable SVG document, found entity declarations")
+               for line in lines), lines
     assert any(line.startswith("escape.html: p") and "\\x1b" in line for line in lines), lines
     many = [line for line in lines if line.startswith("many.html")]
     assert len(many) == 26 and many[-1] == "many.html: … 475 more problems in this file (500 in all)"
-    assert len(result.problems) == 1 + 1 + 1 + 3 + 500  # the escape sequences hold 0 and 2 besides the 42
+    assert len(result.problems) == 1 + 1 + 1 + 3 + 500 + 2  # the escape sequences hold 0 and 2 besides the 42
 
 
 def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):

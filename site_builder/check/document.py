@@ -97,22 +97,46 @@ class PageReport:
     links: set[str] = field(default_factory=set)  # every <a href> on the page, as written
 
 
-_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False)
+# huge_tree: libxml2's HTML parser otherwise drops, without a word, whatever is nested more than 256 deep.
+_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False,
+                                huge_tree=True)
+MAX_DEPTH = 200  # elements nested deeper than this are refused (a page built here is nested about 30 deep)
 
 
 def parse_html(text: str | bytes) -> etree._Element:
-    """An HTML page (UTF-8, as MkDocs writes it) as a tree; inline SVG and MathML keep their tag names, lower-cased."""
+    """An HTML page (UTF-8, as MkDocs writes it) as a tree; inline SVG and MathML keep their tag names, lower-cased.
+
+    Raises ValueError for an empty file and for one nested deeper than :data:`MAX_DEPTH`, which a browser
+    shows whole but a check could only read in part.
+    """
     if isinstance(text, str):
         text = text.encode("utf-8")
     root = etree.fromstring(text, _HTML_PARSER)
     if root is None:
         raise ValueError("an empty file")
-    return root
+    return _shallow(root)
 
 
 def parse_svg(data: bytes) -> etree._Element:
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=False)
-    return etree.fromstring(data, parser)
+    """A standalone SVG drawing. Entities are never expanded; a drawing that declares any is refused (ValueError),
+    since a viewer would show text the check cannot see."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=False, huge_tree=True)
+    root = etree.fromstring(data, parser)
+    dtd = root.getroottree().docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise ValueError("entity declarations (<!ENTITY …>), whose text a viewer shows and the check cannot verify")
+    return _shallow(root)
+
+
+def _shallow(root: etree._Element) -> etree._Element:
+    depth = deepest = 0
+    for event, _ in etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_DEPTH:
+                raise ValueError(f"elements nested more than {MAX_DEPTH} deep")
+    return root
 
 
 @dataclass
