@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 import shutil
@@ -160,6 +161,13 @@ def test_a_number_without_provenance_is_an_error_naming_its_place(prepared, body
         ("<style>p::before { content: \"Accuracy 4\\32 \" }</style><p>x</p>", "style content", "'42'"),
         ("<p><img alt='' src='a.png'> <span data-trace='FORWARD.input' data-format='vector' title='42'>[2, −1]</span></p>",
          "span[title]", "'42'"),
+        ("<p><img alt='' src=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'%3E%3Ctext%3E42%3C/text%3E"
+         "%3C/svg%3E\"></p>", "img[src]", "'42'"),
+        (f"<p><img alt='' src='data:image/svg+xml;base64,{base64.b64encode(b'<svg><text>42</text></svg>').decode()}'></p>",
+         "img[src]", "'42'"),
+        ("<p><iframe srcdoc='&lt;p&gt;Accuracy 42 percent&lt;/p&gt;'></iframe></p>", "iframe[srcdoc]", "'42'"),
+        ("<style>p { background: url(\"data:image/svg+xml,<svg><text>42</text></svg>\") }</style><p>x</p>",
+         "style content", "'42'"),
     ],
 )
 def test_every_number_a_reader_sees_or_hears_is_read(prepared, body, where, number):

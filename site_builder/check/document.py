@@ -28,8 +28,11 @@ the math renderer refuses every other typed digit.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Iterator, Mapping
@@ -401,14 +404,47 @@ def _css_unescape(text: str) -> str:
     return _CSS_ESCAPE.sub(one, text)
 
 
+_CSS_DATA_URL = re.compile(r"""url\(\s*(["']?)(data:[^"')]*)\1\s*\)""", re.I)
+_DATA_URI = re.compile(r"data:(?P<type>[^,;]*)(?P<params>(?:;[^,;]*)*),(?P<data>.*)", re.I | re.S)
+_DRAWN = ("image/svg+xml", "text/html", "application/xhtml+xml", "text/plain")
+
+
+def data_uri_text(uri: str) -> str | None:
+    """The text a reader sees in a ``data:`` URI of a drawing or a page (SVG, HTML, plain text); None otherwise."""
+    m = _DATA_URI.fullmatch(uri.strip())
+    if m is None or m["type"].strip().lower() not in _DRAWN:
+        return None
+    try:
+        if ";base64" in m["params"].lower():
+            raw = base64.b64decode(m["data"], validate=False)
+        else:
+            raw = urllib.parse.unquote_to_bytes(m["data"])
+    except (ValueError, binascii.Error):
+        return ""
+    text = raw.decode("utf-8", "replace")
+    if m["type"].strip().lower() == "text/plain":
+        return text
+    try:
+        root = parse_html(f"<html><body>{text}</body></html>")
+    except (ValueError, etree.XMLSyntaxError):
+        return text
+    return " ".join(t for el in root.iter() if local(el.tag) not in SKIPPED for t in (el.text, el.tail) if t)
+
+
 def css_content(css: str) -> tuple[list[str], set[str]]:
-    """What a style sheet writes on the page: its ``content:`` strings, and the attributes it shows with ``attr()``."""
+    """What a style sheet writes on the page: its ``content:`` strings, the text of drawings it embeds as
+    ``url(data:…)``, and the attributes it shows with ``attr()``."""
     strings: list[str] = []
     attributes: set[str] = set()
-    for m in _CSS_CONTENT.finditer(_CSS_COMMENT.sub(" ", css)):
+    css = _CSS_COMMENT.sub(" ", css)
+    for m in _CSS_CONTENT.finditer(css):
         value = m[1]
         strings += [_css_unescape(s[0] or s[1]) for s in _CSS_STRING.findall(value)]
         attributes |= {a.lower() for a in _CSS_ATTR.findall(value)}
+    for m in _CSS_DATA_URL.finditer(css):
+        text = data_uri_text(m[2])
+        if text:
+            strings.append(text)
     return strings, attributes
 
 
@@ -498,6 +534,22 @@ def _shown_attributes(el: etree._Element, name: str, extra: frozenset[str]) -> I
             yield plain, value
 
 
+def _embedded(el: etree._Element) -> Iterator[tuple[str, str]]:
+    """Text of documents an element embeds in an attribute: ``srcdoc``, and ``data:`` URIs of drawings and pages."""
+    for attr, value in el.attrib.items():
+        plain = _plain_attribute(attr)
+        if plain == "srcdoc":
+            try:
+                root = parse_html(f"<html><body>{value}</body></html>")
+                yield plain, " ".join(t for t in root.itertext() if t)
+            except (ValueError, etree.XMLSyntaxError):
+                yield plain, value
+        elif plain in ("src", "href", "data", "poster") and value.lstrip()[:5].lower() == "data:":
+            text = data_uri_text(value)
+            if text:
+                yield plain, text
+
+
 @lru_cache(maxsize=1024)
 def _plain_attribute(attr: str) -> str:
     """An attribute's name without namespace or prefix: ``xlink:title`` is a title."""
@@ -520,6 +572,8 @@ def _attribute_runs(root: etree._Element, extra: frozenset[str]) -> Iterator[tup
             yield el, "meta[name=description]", el.get("content")
         if el.attrib:
             for attr, value in _shown_attributes(el, name, extra):
+                yield el, f"{name}[{attr}]", value
+            for attr, value in _embedded(el):
                 yield el, f"{name}[{attr}]", value
         todo.extend(reversed(el))
 
