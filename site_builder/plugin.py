@@ -31,9 +31,9 @@ SIGTERM ends a build as Ctrl-C does: the staging folder is removed and the
 site is left as it was. Every failure is one :class:`~mkdocs.exceptions.PluginError`
 naming the file and the cause, which MkDocs prints without a traceback; an
 I/O failure inside MkDocs itself (a full disk while it copies the theme) is
-turned into one such line too. A cache entry found damaged, or a cache that
-cannot be written, is a warning that does not fail ``--strict``: the site
-built is right, only the next build is slower.
+turned into one such line too. A cache entry found damaged, a cache that
+cannot be written, or a previous build's folder that cannot be removed is a
+warning that does not fail ``--strict``: the site built is right.
 """
 
 from __future__ import annotations
@@ -100,8 +100,9 @@ def _fail(message: str) -> PluginError:
 
 
 def _notices() -> logging.Logger:
-    """Where cache repairs are reported: shown like MkDocs's warnings, outside its logger so --strict does not count them."""
-    logger = logging.getLogger("site_builder.cache")
+    """Where cache repairs and leftovers are reported: shown like MkDocs's warnings, outside its logger, so
+    --strict does not count them (they say nothing about the site being built)."""
+    logger = logging.getLogger("site_builder.notices")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("WARNING -  %(message)s"))
@@ -127,7 +128,11 @@ class CacheNotices:
             if cause in self.said:
                 return
             self.said.add(cause)
-        _notices().warning(f"{NAME}: {shown(line, 600)}")
+        notice(line)
+
+
+def notice(line: str) -> None:
+    _notices().warning(f"{NAME}: {shown(line, 600)}")
 
 
 def site_date(root: Path) -> str:
@@ -235,7 +240,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             try:
                 self.lock = publish.SiteLock(self.final_site, lambda line: log.info(f"{NAME}: {line}"))
                 self.lock.acquire()
-                publish.clean_leftovers(self.final_site, lambda line: log.warning(f"{NAME}: {line}"))
+                publish.clean_leftovers(self.final_site, notice)
                 self.staging = publish.staging_name(self.final_site)
                 if self.dirty and self.final_site.is_dir():
                     shutil.copytree(self.final_site, self.staging, symlinks=True)
@@ -353,7 +358,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             return
         staging, final = self.staging, self.final_site
         try:
-            publish.swap_in(staging, final, lambda line: log.warning(f"{NAME}: {line}"))
+            publish.swap_in(staging, final, notice)
         except SiteBuilderError as exc:
             raise _fail(str(exc)) from None
         config.site_dir = str(final)
@@ -379,7 +384,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def _cleanup(self) -> None:
         if self.staging is not None:
-            publish.remove_tree(self.staging, lambda line: log.warning(f"{NAME}: {line}"))
+            publish.remove_tree(self.staging, notice)
             self.staging = None
         if self.lock is not None:
             self.lock.release()
