@@ -1,6 +1,6 @@
 """How fast the autograd engine is: a deep residual tanh stack, and the overhead of one small op.
 
-    .venv/bin/python benchmarks/bench_autograd.py [-n RUNS] [--depth D] [--width C] [--batch B]
+    .venv/bin/python benchmarks/bench_autograd.py [-n RUNS] [--depth D] [--width C] [--batch B] [--baseline REV]
 
 The stack is ``h = h + tanh(h @ W_l)`` for ``l = 1..depth``, forward then
 backward with an upstream gradient of ones, collecting the gradient of the
@@ -12,26 +12,60 @@ runs, as in a training loop: each engine run starts with ``zero_grad``.
 
 Then, for 2-element tensors, the median time of one op's forward (graph
 building included) and of one op's share of a forward + backward chain.
+
+``--baseline REV`` also loads ``site_builder/autograd/tensor.py`` as it was at
+git revision REV and runs it in the same interleaved rounds, so a before and
+after comparison shares the machine's noise instead of coming from two runs.
+
+OpenBLAS runs on one thread unless ``OPENBLAS_NUM_THREADS`` says otherwise:
+on a small shared machine its spinning worker threads make CPU time swing
+with whatever else is running, which hides the engine's own cost.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
-import timeit
-from typing import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from site_builder.autograd import Tensor, parameter
+import numpy as np  # noqa: E402  (after the thread setting, which OpenBLAS reads on import)
+
+current_engine = importlib.import_module("site_builder.autograd.tensor")
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINE_PATH = "site_builder/autograd/tensor.py"
 
 
-def stack_engine(x0: np.ndarray, weights: list[Tensor], seed: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+def engine_at(revision: str) -> ModuleType:
+    """The engine module as it was at a git revision (it imports nothing of ours, so it loads alone)."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:{ENGINE_PATH}"], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="engine_baseline_", delete=False) as handle:
+        handle.write(source)
+    spec = importlib.util.spec_from_file_location("engine_baseline", handle.name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    os.unlink(handle.name)
+    return module
+
+
+def stack_engine(engine: ModuleType, x0: np.ndarray, weights: list[Any], seed: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     for w in weights:
         w.zero_grad()
-    x = parameter(x0, name="input")
+    x = engine.parameter(x0, name="input")
     h = x
     for w in weights:
         h = h + (h @ w).tanh()
@@ -63,7 +97,10 @@ def measure(fn: Callable[[], object]) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def small_ops() -> dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]]:
+Op = Callable[[Any, Any, Any], Any]
+
+
+def small_ops() -> dict[str, Op]:
     return {
         "a + b": lambda a, b, w: a + b,
         "a * b": lambda a, b, w: a * b,
@@ -75,23 +112,42 @@ def small_ops() -> dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]]:
     }
 
 
-def per_op_microseconds(fn: Callable[[Tensor, Tensor, Tensor], Tensor], runs: int) -> tuple[float, float]:
-    """Median µs of one forward, and of one op's share of a 50-op chain's forward + backward."""
-    a = parameter([0.5, -0.25], name="a")
-    b = parameter([1.5, 0.75], name="b")
-    w = parameter([[0.5, -1.0], [0.25, 0.5]], name="W")
-    number = 2000
-    forward = timeit.repeat(lambda: fn(a, b, w), number=number, repeat=runs)
+OPS_PER_TIMING = 2000
 
-    def chain() -> None:
-        h = a
-        for _ in range(50):
-            out = fn(h, b, w)
-            h = out if out.shape == (2,) else out + a
-        h.backward_with_seed(np.ones(2))
 
-    both = timeit.repeat(chain, number=number // 50, repeat=runs)
-    return statistics.median(forward) / number * 1e6, statistics.median(both) / number * 1e6
+def small_op_timers(engine: ModuleType, fn: Op) -> tuple[Callable[[], None], Callable[[], None]]:
+    """Two timers of ``OPS_PER_TIMING`` ops: forwards alone, and 50-op chains run forward + backward."""
+    a = engine.parameter([0.5, -0.25], name="a")
+    b = engine.parameter([1.5, 0.75], name="b")
+    w = engine.parameter([[0.5, -1.0], [0.25, 0.5]], name="W")
+    ones = np.ones(2)
+
+    def forwards() -> None:
+        for _ in range(OPS_PER_TIMING):
+            fn(a, b, w)
+
+    def chains() -> None:
+        for _ in range(OPS_PER_TIMING // 50):
+            h = a
+            for _ in range(50):
+                out = fn(h, b, w)
+                h = out if out.shape == (2,) else out + a
+            h.backward_with_seed(ones)
+
+    return forwards, chains
+
+
+def small_op_microseconds(engines: dict[str, ModuleType], fn: Op, runs: int) -> dict[str, tuple[float, float]]:
+    """Per engine, the median µs per op of its forwards and of its chains, the engines interleaved."""
+    timers = {label: small_op_timers(engine, fn) for label, engine in engines.items()}
+    samples: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in engines}
+    for _ in range(runs):
+        for label, (forwards, chains) in timers.items():
+            for kind, timer in enumerate((forwards, chains)):
+                start = time.perf_counter()
+                timer()
+                samples[label][kind].append((time.perf_counter() - start) / OPS_PER_TIMING * 1e6)
+    return {label: (statistics.median(f), statistics.median(c)) for label, (f, c) in samples.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,40 +156,55 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--baseline", metavar="REV", help="also time the engine as it was at this git revision")
     args = parser.parse_args(argv)
+
+    engines: dict[str, ModuleType] = {"engine": current_engine}
+    if args.baseline:
+        engines[f"engine@{args.baseline}"] = engine_at(args.baseline)
 
     rng = np.random.default_rng(0)
     x0 = rng.standard_normal((args.batch, args.width))
     raw = [rng.standard_normal((args.width, args.width)) * (0.5 / np.sqrt(args.width)) for _ in range(args.depth)]
-    weights = [parameter(w, name=f"stack.{i}.weight") for i, w in enumerate(raw)]
     seed = np.ones((args.batch, args.width))
 
-    engine_x, engine_w = stack_engine(x0, weights, seed)  # warm-up, and the answers to compare
     numpy_x, numpy_w = stack_numpy(x0, raw, seed)
-    difference = max(float(np.max(np.abs(engine_x - numpy_x))), *(float(np.max(np.abs(a - b))) for a, b in zip(engine_w, numpy_w)))
+    contestants: dict[str, Callable[[], object]] = {}
+    differences: dict[str, float] = {}
+    for label, engine in engines.items():
+        weights = [engine.parameter(w, name=f"stack.{i}.weight") for i, w in enumerate(raw)]
+        grad_x, grad_w = stack_engine(engine, x0, weights, seed)  # warm-up, and the answers to compare
+        differences[label] = max(
+            float(np.max(np.abs(grad_x - numpy_x))), *(float(np.max(np.abs(a - b))) for a, b in zip(grad_w, numpy_w))
+        )
+        contestants[label] = lambda engine=engine, weights=weights: stack_engine(engine, x0, weights, seed)
+    contestants["hand NumPy"] = lambda: stack_numpy(x0, raw, seed)
 
-    engine: list[tuple[float, float]] = []
-    by_hand: list[tuple[float, float]] = []
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in contestants}
+    labels = list(contestants)
     for run in range(args.runs):
-        pair = [(engine, lambda: stack_engine(x0, weights, seed)), (by_hand, lambda: stack_numpy(x0, raw, seed))]
-        for times, fn in pair if run % 2 == 0 else pair[::-1]:
-            times.append(measure(fn))
+        shift = run % len(labels)  # each contestant goes first in turn
+        for label in labels[shift:] + labels[:shift]:
+            times[label].append(measure(contestants[label]))
 
-    cpu_engine = statistics.median(t[0] for t in engine)
-    cpu_numpy = statistics.median(t[0] for t in by_hand)
-    wall_engine = statistics.median(t[1] for t in engine)
-    wall_numpy = statistics.median(t[1] for t in by_hand)
+    cpu = {label: statistics.median(t[0] for t in runs) for label, runs in times.items()}
+    wall = {label: statistics.median(t[1] for t in runs) for label, runs in times.items()}
+    width = max(len(label) for label in labels)
     print(f"residual tanh stack: depth {args.depth} x width {args.width} x batch {args.batch}, forward + backward")
-    print(f"runs: {args.runs} of each, interleaved (median of each)")
-    print(f"  engine      CPU {cpu_engine * 1e3:8.2f} ms   wall {wall_engine * 1e3:8.2f} ms")
-    print(f"  hand NumPy  CPU {cpu_numpy * 1e3:8.2f} ms   wall {wall_numpy * 1e3:8.2f} ms")
-    print(f"  ratio       CPU {cpu_engine / cpu_numpy:8.2f} x    wall {wall_engine / wall_numpy:8.2f} x")
-    print(f"  largest |engine - hand NumPy| over every gradient: {difference:.3g}")
-    print("small ops on 2-element tensors (median of runs; us per op):")
-    print(f"  {'op':<10} {'forward':>8} {'fwd+bwd':>8}")
-    for label, fn in small_ops().items():
-        forward, both = per_op_microseconds(fn, args.runs)
-        print(f"  {label:<10} {forward:8.2f} {both:8.2f}")
+    print(f"runs: {args.runs} of each, interleaved (median of each); OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+    for label in labels:
+        print(f"  {label:<{width}}  CPU {cpu[label] * 1e3:8.2f} ms   wall {wall[label] * 1e3:8.2f} ms")
+    for label in engines:
+        print(
+            f"  {label:<{width}}  / hand NumPy: CPU {cpu[label] / cpu['hand NumPy']:5.2f} x   "
+            f"wall {wall[label] / wall['hand NumPy']:5.2f} x   "
+            f"largest |gradient difference| {differences[label]:.3g}"
+        )
+    print("small ops on 2-element tensors (median of runs, wall; us per op: forward alone, forward + backward):")
+    print(f"  {'op':<10}" + "".join(f"  {label:>{max(width, 17)}}" for label in engines))
+    for name, fn in small_ops().items():
+        medians = small_op_microseconds(engines, fn, args.runs)
+        print(f"  {name:<10}" + "".join(f"  {f'{medians[label][0]:6.2f} {medians[label][1]:6.2f}':>{max(width, 17)}}" for label in engines))
     return 0
 
 
