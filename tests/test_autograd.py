@@ -405,6 +405,59 @@ def test_leaf_gradients_do_not_alias_the_seed_or_each_other():
     np.testing.assert_array_equal(z.grad, [1.0, 1.0])
 
 
+def test_backward_never_writes_into_the_seed_even_when_it_flows_into_a_shared_node():
+    # h receives the seed itself (through both edges of h + h), then a fresh
+    # buffer from the scale edge: three contributions to one intermediate.
+    x = parameter([0.5, -1.0, 2.0], name="x")
+    seed = np.array([1.0, -2.0, 0.25])
+    kept = seed.copy()
+    h = x.tanh()
+    ((h + h) + h.scale(3.0)).backward_with_seed(seed)
+    np.testing.assert_array_equal(seed, kept)
+    np.testing.assert_array_equal(x.grad, (seed + seed + seed * 3.0) * (1.0 - np.tanh(x.data) ** 2))
+
+
+def test_a_shared_intermediate_with_many_consumers_sums_them_in_consumer_order():
+    # Five consumers of h; the engine adds their contributions in a fixed order,
+    # so the result equals that left-to-right sum to the last bit, run after run.
+    x0 = np.array([0.3, -0.7, 1.1])
+    seed = np.array([0.9, -0.4, 0.6])
+
+    def run() -> np.ndarray:
+        x = parameter(x0, name="x")
+        h = x * 1.5
+        (h.tanh() + h.square() + h.scale(-0.25) + h.relu() + (h * h.tanh())).backward_with_seed(seed)
+        return x.grad
+
+    first, second = run(), run()
+    assert first.tobytes() == second.tobytes()
+    h0 = x0 * 1.5
+    t = np.tanh(h0)
+    expected = seed * ((1.0 - t * t) + 2.0 * h0 - 0.25 + (h0 > 0) + t + h0 * (1.0 - t * t)) * 1.5
+    np.testing.assert_allclose(first, expected, rtol=1e-14, atol=0)
+
+
+def test_a_later_backward_does_not_change_a_gradient_array_read_earlier():
+    x = parameter([1.0, -2.0], name="x")
+    w = parameter([[0.5, 1.0], [-1.0, 0.25]], name="w")
+    y = (x @ w).tanh()
+    y.backward_with_seed([1.0, 1.0], retain_graph=True)
+    first_x, first_w = x.grad, w.grad
+    kept_x, kept_w = first_x.copy(), first_w.copy()
+    y.backward_with_seed([1.0, 1.0])
+    np.testing.assert_array_equal(first_x, kept_x)
+    np.testing.assert_array_equal(first_w, kept_w)
+    np.testing.assert_array_equal(x.grad, 2.0 * kept_x)
+    np.testing.assert_array_equal(w.grad, 2.0 * kept_w)
+
+
+def test_a_scalar_parameter_gets_an_ndarray_gradient():
+    x = parameter(2.0, name="x")
+    (x * x).backward()
+    assert isinstance(x.grad, np.ndarray) and x.grad.shape == ()
+    assert float(x.grad) == 4.0
+
+
 def test_backward_on_a_leaf_sets_its_own_gradient():
     x = parameter([1.0, 2.0], name="x")
     x.backward_with_seed([0.5, -0.5])

@@ -5,6 +5,13 @@ vector-Jacobian product that sends an output gradient back to each parent.
 ``backward_with_seed`` walks the graph once in reverse topological order and
 adds every edge's contribution into its parent, so a tensor used twice (for
 example ``x + x``) receives the sum of both edges.
+
+A VJP never writes into the gradient it is given, and for each parent it
+returns either that gradient (or a view of it) or an array it has just
+allocated and that nothing else holds. The backward pass relies on this: it
+adds a second contribution in place only into such a fresh array, so it never
+writes into the seed, a leaf's ``.grad`` or a buffer another node still holds,
+and the sum is the same float as ``earlier + later``.
 """
 
 from __future__ import annotations
@@ -42,8 +49,15 @@ def _as_array(value: object) -> np.ndarray:
     return np.array(value, dtype=np.float64)
 
 
+def _is_fresh(array: object, given: np.ndarray) -> bool:
+    """Whether a VJP's result is a buffer of its own (not the gradient it was given, nor a view)."""
+    return type(array) is np.ndarray and array.base is None and array is not given
+
+
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` back down to ``shape``, undoing NumPy broadcasting."""
+    if grad.shape == shape:
+        return grad
     extra = grad.ndim - len(shape)
     if extra > 0:
         grad = grad.sum(axis=tuple(range(extra)))
@@ -56,7 +70,7 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 class Tensor:
     """A float64 array that remembers how it was computed."""
 
-    __slots__ = ("data", "grad", "name", "requires_grad", "op", "_parents", "_vjp", "_released")
+    __slots__ = ("data", "grad", "name", "requires_grad", "op", "_parents", "_vjp")
 
     # Make NumPy defer to our reflected operators: without this, ``ndarray + Tensor``
     # silently builds an object array of Tensors and the gradient is lost.
@@ -79,12 +93,11 @@ class Tensor:
         self.op = op
         self._parents = parents
         self._vjp = vjp
-        self._released = False
 
     # ------------------------------------------------------------------ basics
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        return self.data.shape
 
     @property
     def is_leaf(self) -> bool:
@@ -110,14 +123,26 @@ class Tensor:
         return value if isinstance(value, Tensor) else Tensor(value)
 
     def _make(self, data: np.ndarray, op: str, parents: tuple["Tensor", ...], vjp: VJP) -> "Tensor":
-        needs = any(p.requires_grad for p in parents)
-        return Tensor(
-            data,
-            requires_grad=needs,
-            op=op,
-            parents=parents if needs else (),
-            vjp=vjp if needs else None,
-        )
+        """An op's result: tracked (keeping ``parents`` and ``vjp``) when any parent is, a constant otherwise.
+
+        ``data`` is the op's own new array, so it is kept as it is, not copied.
+        """
+        out = _new_tensor(Tensor)
+        # An op on 0-d arrays returns a NumPy scalar; every tensor holds an ndarray.
+        out.data = data if type(data) is np.ndarray else np.asarray(data, dtype=np.float64)
+        out.grad = None
+        out.name = None
+        out.op = op
+        for parent in parents:
+            if parent.requires_grad:
+                out.requires_grad = True
+                out._parents = parents
+                out._vjp = vjp
+                return out
+        out.requires_grad = False
+        out._parents = ()
+        out._vjp = None
+        return out
 
     # -------------------------------------------------------------------- ops
     def __add__(self, other: "Tensor | object") -> "Tensor":
@@ -161,6 +186,8 @@ class Tensor:
         return Tensor._lift(other) - self
 
     def __mul__(self, other: "Tensor | object") -> "Tensor":
+        if type(other) is float or type(other) is int:
+            return self.scale(other)
         if not isinstance(other, Tensor) and np.ndim(other) == 0:
             return self.scale(float(other))  # type: ignore[arg-type]
         other = Tensor._lift(other)
@@ -175,11 +202,15 @@ class Tensor:
             ) from None
         a, b = self.data, other.data
         a_shape, b_shape = self.shape, other.shape
+        need_a, need_b = self.requires_grad, other.requires_grad
         return self._make(
             out,
             "mul",
             (self, other),
-            lambda g: (unbroadcast(g * b, a_shape), unbroadcast(g * a, b_shape)),
+            lambda g: (
+                unbroadcast(g * b, a_shape) if need_a else None,
+                unbroadcast(g * a, b_shape) if need_b else None,
+            ),
         )
 
     __rmul__ = __mul__
@@ -211,24 +242,24 @@ class Tensor:
                 other.shape,
             )
         out = a @ b
+        need_a, need_b = self.requires_grad, other.requires_grad
 
-        def vjp(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        def vjp(g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
             if a.ndim == 1 and b.ndim == 1:  # dot product, g is a scalar
-                return g * b, g * a
+                return g * b if need_a else None, g * a if need_b else None
             if a.ndim == 1:  # [n] @ [n,m] -> [m]
-                return g @ b.T, np.outer(a, g)
+                return g @ b.T if need_a else None, np.outer(a, g) if need_b else None
             if b.ndim == 1:  # [k,n] @ [n] -> [k]
-                return np.outer(g, b), a.T @ g
-            return g @ b.T, a.T @ g  # [k,n] @ [n,m] -> [k,m]
+                return np.outer(g, b) if need_a else None, a.T @ g if need_b else None
+            return g @ b.T if need_a else None, a.T @ g if need_b else None  # [k,n] @ [n,m] -> [k,m]
 
         return self._make(out, "matmul", (self, other), vjp)
 
     def sum(self, axis: int | None = None) -> "Tensor":
         a_shape = self.shape
+        # The gradient is a read-only broadcast view of g: nothing writes into a VJP's input or result.
         if axis is None:
-            return self._make(
-                np.array(self.data.sum()), "sum", (self,), lambda g: (np.broadcast_to(g, a_shape).copy(),)
-            )
+            return self._make(self.data.sum(), "sum", (self,), lambda g: (np.broadcast_to(g, a_shape),))
         if not -len(a_shape) <= axis < len(a_shape):
             raise ShapeError(
                 f"cannot sum shape {shape_text(a_shape)} over axis {axis}", a_shape, ()
@@ -238,7 +269,7 @@ class Tensor:
             self.data.sum(axis=ax),
             f"sum{ax}",
             (self,),
-            lambda g: (np.broadcast_to(np.expand_dims(g, ax), a_shape).copy(),),
+            lambda g: (np.broadcast_to(np.expand_dims(g, ax), a_shape),),
         )
 
     def tanh(self) -> "Tensor":
@@ -246,9 +277,9 @@ class Tensor:
         return self._make(t, "tanh", (self,), lambda g: (g * (1.0 - t * t),))
 
     def relu(self) -> "Tensor":
-        mask = (self.data > 0).astype(np.float64)
+        a = self.data
         # np.maximum, not data * mask: -inf * 0 is nan and -1 * 0 is -0.0.
-        return self._make(np.maximum(self.data, 0.0), "relu", (self,), lambda g: (g * mask,))
+        return self._make(np.maximum(a, 0.0), "relu", (self,), lambda g: (g * (a > 0.0),))
 
     # --------------------------------------------------------------- backward
     def backward(self) -> None:
@@ -264,7 +295,7 @@ class Tensor:
 
     def backward_with_seed(self, seed: object, *, retain_graph: bool = False) -> None:
         """Back-propagate ``seed`` (the upstream gradient, same shape as this tensor)."""
-        seed_array = _as_array(seed)
+        seed_array = np.asarray(seed, dtype=np.float64)  # read, never written: no copy needed
         if seed_array.shape != self.data.shape:
             raise ShapeError(
                 f"seed shape {shape_text(seed_array.shape)} does not match tensor shape "
@@ -276,27 +307,49 @@ class Tensor:
             raise AutogradError(f"{self!r} does not require a gradient: nothing to back-propagate")
         order = self._topological_order()
         grads: dict[int, np.ndarray] = {id(self): seed_array}
+        owned: set[int] = set()  # nodes whose pending gradient is a fresh buffer nothing else holds
         for node in order:
-            g = grads.pop(id(node), None)
+            key = id(node)
+            g = grads.pop(key, None)
             if g is None:
                 continue
-            if node.is_leaf:
-                node.grad = g.copy() if node.grad is None else node.grad + g
+            parents = node._parents
+            if not parents:  # a leaf
+                if node.grad is not None:
+                    node.grad = node.grad + g
+                elif key in owned:
+                    node.grad = g
+                else:
+                    node.grad = np.array(g, dtype=np.float64)  # a copy: g may be the seed or shared
                 continue
-            if node._released or node._vjp is None:
+            vjp = node._vjp
+            if vjp is None:
                 raise GraphReleasedError(
                     f"the graph through {node!r} was already released by an earlier backward; "
                     "pass retain_graph=True to the first backward to run another"
                 )
-            for parent, pg in zip(node._parents, node._vjp(g)):
+            for parent, pg in zip(parents, vjp(g)):
                 if pg is None or not parent.requires_grad:
                     continue
-                key = id(parent)
-                grads[key] = pg if key not in grads else grads[key] + pg
+                pkey = id(parent)
+                earlier = grads.get(pkey)
+                if earlier is None:
+                    grads[pkey] = pg
+                    if _is_fresh(pg, g):
+                        owned.add(pkey)
+                elif pkey in owned:
+                    np.add(earlier, pg, out=earlier)
+                elif _is_fresh(pg, g):
+                    grads[pkey] = np.add(pg, earlier, out=pg)  # addition commutes: the bits of earlier + pg
+                    owned.add(pkey)
+                else:
+                    total = earlier + pg
+                    grads[pkey] = total
+                    if type(total) is np.ndarray:
+                        owned.add(pkey)
         if not retain_graph:
             for node in order:
-                if not node.is_leaf:
-                    node._released = True
+                if node._parents:
                     node._vjp = None
 
     def leaves(self) -> list["Tensor"]:
@@ -322,6 +375,9 @@ class Tensor:
                     stack.append((parent, False))
         order.reverse()
         return order
+
+
+_new_tensor = object.__new__
 
 
 def tensor(data: object, *, name: str | None = None) -> Tensor:
