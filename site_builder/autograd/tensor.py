@@ -91,6 +91,11 @@ def _axes(axis: object, shape: tuple[int, ...], action: str) -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with each reduced axis kept as a 1: the shape a keepdims reduction returns."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
 def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     """Raise a ShapeError naming both shapes unless NumPy's matmul accepts them."""
 
@@ -102,10 +107,11 @@ def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     inner = b[-2] if len(b) >= 2 else b[0]
     if a[-1] != inner:
         raise fail(f"inner dimensions must agree ({a[-1]} != {inner})")
-    try:
-        np.broadcast_shapes(a[:-2], b[:-2])
-    except ValueError:
-        raise fail(f"batch dimensions {shape_text(a[:-2])} and {shape_text(b[:-2])} do not broadcast") from None
+    if len(a) > 2 and len(b) > 2:  # otherwise one side has no batch axes, which always broadcasts
+        try:
+            np.broadcast_shapes(a[:-2], b[:-2])
+        except ValueError:
+            raise fail(f"batch dimensions {shape_text(a[:-2])} and {shape_text(b[:-2])} do not broadcast") from None
 
 
 class Tensor:
@@ -348,18 +354,19 @@ class Tensor:
     def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
         """Sum over ``axis`` (an int, a tuple of ints, negative counting from the end; None: all)."""
         a_shape = self.shape
-        # The gradient is a read-only broadcast view of g: nothing writes into a VJP's input or result.
         if axis is None:
-            return self._make(
-                self.data.sum(keepdims=keepdims), "sum", (self,), lambda g: (np.broadcast_to(g, a_shape),)
-            )
-        axes = _axes(axis, a_shape, "sum")
-        return self._make(
-            self.data.sum(axis=axes, keepdims=keepdims),
-            "sum" + ",".join(map(str, axes)),
-            (self,),
-            lambda g: (np.broadcast_to(g if keepdims else np.expand_dims(g, axes), a_shape),),
-        )
+            out, axes = self.data.sum(keepdims=keepdims), tuple(range(len(a_shape)))
+        else:
+            axes = _axes(axis, a_shape, "sum")
+            out = self.data.sum(axis=axes, keepdims=keepdims)
+        kept = _kept_shape(a_shape, axes)
+
+        def vjp(g: np.ndarray) -> tuple[np.ndarray]:
+            grad = np.empty(a_shape)
+            grad[...] = g.reshape(kept)  # g copied along every summed axis
+            return (grad,)
+
+        return self._make(out, "sum" if axis is None else "sum" + ",".join(map(str, axes)), (self,), vjp)
 
     def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
         """The sum over ``axis`` divided by how many elements it adds (the float ``np.mean`` gives)."""
@@ -395,7 +402,7 @@ class Tensor:
             first = np.zeros(rows.shape, dtype=bool)
             np.put_along_axis(first, rows.argmax(axis=-1)[..., np.newaxis], True, axis=-1)
             mask = first.reshape([a.shape[i] for i in kept + list(axes)]).transpose(np.argsort(kept + list(axes)))
-            return (np.where(mask, g if keepdims else np.expand_dims(g, axes), 0.0),)
+            return (np.where(mask, g.reshape(_kept_shape(a.shape, axes)), 0.0),)
 
         return self._make(a.max(axis=axes, keepdims=keepdims), "max", (self,), vjp)
 
