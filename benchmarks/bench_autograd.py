@@ -109,7 +109,20 @@ def small_ops() -> dict[str, Op]:
         "a.tanh()": lambda a, b, w: a.tanh(),
         "a @ W": lambda a, b, w: a @ w,
         "a.sum()": lambda a, b, w: a.sum(),
+        "a / b": lambda a, b, w: a / b,
+        "a.sigmoid()": lambda a, b, w: a.sigmoid(),
+        "a[::-1]": lambda a, b, w: a[::-1],
     }
+
+
+def supports(engine: ModuleType, fn: Op) -> bool:
+    """Whether this engine has the op (an older revision may not)."""
+    x = engine.parameter([0.5, -0.25], name="x")
+    try:
+        fn(x, x, engine.parameter([[1.0, 0.0], [0.0, 1.0]], name="W"))
+    except (AttributeError, TypeError):
+        return False
+    return True
 
 
 OPS_PER_TIMING = 2000
@@ -139,8 +152,8 @@ def small_op_timers(engine: ModuleType, fn: Op) -> tuple[Callable[[], None], Cal
 
 def small_op_microseconds(engines: dict[str, ModuleType], fn: Op, runs: int) -> dict[str, tuple[float, float]]:
     """Per engine, the median µs per op of its forwards and of its chains, the engines interleaved."""
-    timers = {label: small_op_timers(engine, fn) for label, engine in engines.items()}
-    samples: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in engines}
+    timers = {label: small_op_timers(engine, fn) for label, engine in engines.items() if supports(engine, fn)}
+    samples: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in timers}
     for _ in range(runs):
         for label, (forwards, chains) in timers.items():
             for kind, timer in enumerate((forwards, chains)):
@@ -204,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'op':<10}" + "".join(f"  {label:>{max(width, 17)}}" for label in engines))
     for name, fn in small_ops().items():
         medians = small_op_microseconds(engines, fn, args.runs)
-        print(f"  {name:<10}" + "".join(f"  {f'{medians[label][0]:6.2f} {medians[label][1]:6.2f}':>{max(width, 17)}}" for label in engines))
+        cells = [f"{medians[label][0]:6.2f} {medians[label][1]:6.2f}" if label in medians else "n/a" for label in engines]
+        print(f"  {name:<10}" + "".join(f"  {cell:>{max(width, 17)}}" for cell in cells))
     return 0
 
 
