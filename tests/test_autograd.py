@@ -303,6 +303,19 @@ def test_nonlinear_diamond_with_uneven_depths_matches_central_difference():
     np.testing.assert_allclose(a.grad, numeric_grad(f, [a0], 0), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("p_first", [True, False], ids=["p*q", "q*p"])
+def test_a_node_that_is_both_parent_and_grandparent_is_complete_before_it_propagates(p_first):
+    x0 = np.array([0.4, -1.3])
+    seed = np.array([1.5, -0.5])
+    x = parameter(x0, name="x")
+    p = x.tanh()
+    q = p.scale(3.0)  # q uses p, and n uses both
+    n = p * q if p_first else q * p
+    n.backward_with_seed(seed)
+    t = np.tanh(x0)
+    np.testing.assert_allclose(x.grad, seed * 6.0 * t * (1.0 - t * t), rtol=1e-14, atol=0)
+
+
 def test_shared_intermediate_used_by_two_consumers():
     x = parameter([0.5, -1.5], name="x")
     h = x * x  # shared node, not a leaf

@@ -570,22 +570,27 @@ class Tensor:
         return [node for node in self._topological_order() if node.is_leaf and node.requires_grad]
 
     def _topological_order(self) -> list["Tensor"]:
-        """Nodes reachable from self, each after every node that uses it."""
+        """Nodes reachable from self, each after every node that uses it.
+
+        A depth-first search that marks a node when it is expanded; the ``None``
+        pushed above a node says "its parents are all placed: place it next".
+        """
         order: list[Tensor] = []
         seen: set[int] = set()
-        stack: list[tuple[Tensor, bool]] = [(self, False)]
+        stack: list[Tensor | None] = [self]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
+            node = stack.pop()
+            if node is None:
+                order.append(stack.pop())  # type: ignore[arg-type]
                 continue
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            stack.append((node, True))
+            stack.append(node)
+            stack.append(None)
             for parent in node._parents:
                 if parent.requires_grad and id(parent) not in seen:
-                    stack.append((parent, False))
+                    stack.append(parent)
         order.reverse()
         return order
 
