@@ -155,12 +155,16 @@ def _check_norm(name: str, x: Tensor, eps: float, **params: object) -> int:
     return width
 
 
-def _first_zero_row(spread: Tensor) -> tuple[int, ...] | None:
+def _first_zero_row(spread: Tensor) -> str | None:
+    """Where the first row whose ``spread`` (a keepdims statistic over the last axis) is 0 sits, in words."""
     zeros = np.argwhere(spread.data[..., 0] == 0.0)
-    return tuple(int(i) for i in zeros[0]) if len(zeros) else None
+    if not len(zeros):
+        return None
+    index = [int(i) for i in zeros[0]]
+    return "its only row" if not index else f"row {index[0]}" if len(index) == 1 else f"row {tuple(index)}"
 
 
-def layer_norm(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tensor:
+def layer_norm(x: Tensor, gain: Tensor | np.ndarray, bias: Tensor | np.ndarray, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) * gain + bias over the last axis (var: the mean square deviation)."""
     _check_norm("layer_norm", x, eps, gain=gain, bias=bias)
     centred = x - x.mean(axis=-1, keepdims=True)
@@ -168,13 +172,13 @@ def layer_norm(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5) -> Tens
     row = _first_zero_row(var) if eps == 0.0 else None
     if row is not None:
         raise NormalizationError(
-            f"layer_norm with eps=0 cannot scale row {row} of x {shape_text(x.shape)}: "
+            f"layer_norm with eps=0 cannot scale {row} of x {shape_text(x.shape)}: "
             "its entries are all equal, so its variance is 0; pass eps > 0"
         )
     return centred / (var + eps).sqrt() * gain + bias
 
 
-def rms_norm(x: Tensor, gain: Tensor, eps: float = 1e-5) -> Tensor:
+def rms_norm(x: Tensor, gain: Tensor | np.ndarray, eps: float = 1e-5) -> Tensor:
     """x / sqrt(mean(x^2) + eps) * gain over the last axis, in one fixed order of float operations.
 
     ms = sum(x*x) / d (a sum, then a division by the width d), inv =
@@ -186,7 +190,7 @@ def rms_norm(x: Tensor, gain: Tensor, eps: float = 1e-5) -> Tensor:
     row = _first_zero_row(ms) if eps == 0.0 else None
     if row is not None:
         raise NormalizationError(
-            f"rms_norm with eps=0 cannot scale row {row} of x {shape_text(x.shape)}: "
+            f"rms_norm with eps=0 cannot scale {row} of x {shape_text(x.shape)}: "
             "every entry is 0, so its mean square is 0 and its log is -inf; pass eps > 0"
         )
     inv = (-0.5 * (ms + eps).log()).exp()

@@ -188,7 +188,7 @@ def test_layer_norm_rejects_parameters_of_the_wrong_width(gain_shape, bias_shape
 
 def test_layer_norm_with_eps_zero_rejects_a_row_with_no_spread():
     x = parameter([[1.0, 2.0, 4.0], [0.5, 0.5, 0.5]], name="x")
-    with pytest.raises(NormalizationError, match=r"row \(1,\).*\[2,3\]"):
+    with pytest.raises(NormalizationError, match=r"row 1 of x \[2,3\]"):
         layer_norm(x, np.ones(3), np.zeros(3), eps=0.0)
 
 
@@ -216,10 +216,17 @@ def test_rms_norm_with_eps_zero_rejects_an_all_zero_row_before_taking_a_log():
         with pytest.raises(NormalizationError) as info:
             rms_norm(x, np.ones(2), eps=0.0)
     assert isinstance(info.value, ValueError)
-    assert "row (1,)" in str(info.value) and "[3,2]" in str(info.value) and "eps > 0" in str(info.value)
+    assert "row 1 of x [3,2]" in str(info.value) and "eps > 0" in str(info.value)
     # The same rows with eps > 0 are fine, and a zero row maps to zero.
     y = rms_norm(x, np.ones(2), eps=1e-6)
     np.testing.assert_array_equal(y.data[1], [0.0, 0.0])
+
+
+def test_rms_norm_with_eps_zero_names_where_the_zero_row_is():
+    with pytest.raises(NormalizationError, match=r"row \(1, 0\) of x \[2,2,3\]"):
+        rms_norm(parameter([[[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [4.0, 5.0, 6.0]]], name="x"), np.ones(3), eps=0.0)
+    with pytest.raises(NormalizationError, match=r"its only row of x \[3\]"):
+        rms_norm(parameter(np.zeros(3), name="v"), np.ones(3), eps=0.0)
 
 
 def test_rms_norm_with_eps_zero_accepts_rows_that_are_not_all_zero():
