@@ -214,11 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             f"largest |gradient difference| {differences[label]:.3g}"
         )
     print("small ops on 2-element tensors (median of runs, wall; us per op: forward alone, forward + backward):")
-    print(f"  {'op':<10}" + "".join(f"  {label:>{max(width, 17)}}" for label in engines))
+    print(f"  {'op':<12}" + "".join(f"  {label:>{max(width, 17)}}" for label in engines))
     for name, fn in small_ops().items():
         medians = small_op_microseconds(engines, fn, args.runs)
         cells = [f"{medians[label][0]:6.2f} {medians[label][1]:6.2f}" if label in medians else "n/a" for label in engines]
-        print(f"  {name:<10}" + "".join(f"  {cell:>{max(width, 17)}}" for cell in cells))
+        print(f"  {name:<12}" + "".join(f"  {cell:>{max(width, 17)}}" for cell in cells))
     return 0
 
 
