@@ -12,8 +12,8 @@ as digits:
 ``\\lit{ID}``
     a literal the page folder declares in page.toml (``σ^{\\lit{square}}``), format ``count``
 
-Digits typed into the LaTeX are refused, except subscript indices
-(``\\mathrm{Linear}_2``). Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
+Digits typed into the LaTeX are refused, except in subscript indices
+(``\\mathrm{Linear}_2``, ``x_{l+1}``); a literal the page declares is ``\\lit{ID}``. Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
 so the checker reads math exactly as it reads prose.
 """
 
@@ -95,7 +95,7 @@ class MathRenderer:
         if "\\tv" in source:
             raise MathError(f"malformed value macro in {latex!r}: write \\tv{{KEY}}{{FORMAT}}")
         # Digits may only be subscript indices (Linear_2); any other number must come from a fact.
-        bare = re.sub(r"_(?:[0-9]|\{[0-9]+\})", "", re.sub(r"TVSLOT[A-Z]+", "", source))
+        bare = re.sub(r"_(?:[0-9]|\{[^{}]*\})", "", re.sub(r"TVSLOT[A-Z]+", "", source))
         if re.search(r"[0-9]", bare):
             raise MathError(f"a digit was typed into math {latex!r}: write numbers with \\tv{{KEY}}{{FORMAT}}")
         try:
