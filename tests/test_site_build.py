@@ -313,12 +313,13 @@ PREVIOUS = "<p>the previous site</p>\n"
 
 
 class Project:
-    """A copy of mkdocs.yml, docs/ and templates/ whose plugin reads copies of the golden files (``golden/SLUG/``)."""
+    """A copy of mkdocs.yml, docs/, overrides/ and templates/ whose plugin reads copies of the golden files (``golden/SLUG/``)."""
 
     def __init__(self, root: Path, cache: Path, pages_module: str = EVERY_PAGE):
         self.root = root
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
         shutil.copytree(ROOT / "docs", root / "docs")
+        shutil.copytree(ROOT / "overrides", root / "overrides")
         shutil.copytree(ROOT / "templates", root / "templates")
         (root / "pages_under_test.py").write_text(pages_module, encoding="utf-8")
         for p in PAGES:
