@@ -582,6 +582,17 @@ def test_math_numbers_come_from_facts_and_typed_digits_are_refused():
         maths.render("y = 2x")
 
 
+def test_math_with_a_spoken_form_is_named_by_it():
+    from site_builder.facts import FactBook
+    from site_builder.render.math import MathError, MathRenderer
+
+    maths = MathRenderer(FactBook({}))
+    assert maths.render(r"\bar{y}", spoken="y bar").startswith('<math aria-label="y bar" display="inline">')
+    assert "aria-label" not in maths.render(r"\bar{y}")
+    with pytest.raises(MathError, match="without digits"):
+        maths.render(r"x_2", spoken="x two or x 2")
+
+
 def test_regions_name_what_is_wrong(tmp_path):
     from site_builder.render.regions import RegionError
 
