@@ -5,8 +5,9 @@ installs it into ``node_modules/``); it is injected into each page from that
 file, so the audit needs no network. Each page of the built site (every
 ``index.html`` under it, and ``404.html``) is audited in the light and the
 dark palette, at desktop and phone width, with its ``<details>`` closed as
-published and again with every one of them opened. A failure lists each
-violation's rule, element and page.
+published and again with every one of them opened; the search overlay is
+audited open, showing results. A failure lists each violation's rule, element
+and page.
 """
 
 from __future__ import annotations
@@ -42,7 +43,6 @@ RUN_AXE = """options => axe.run(document, options).then(r => ({
     violations: r.violations.map(v => ({
         rule: v.id,
         impact: v.impact,
-        help: v.help,
         nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary})),
     })),
 }))"""
@@ -141,6 +141,20 @@ def test_no_axe_violation_on_any_page(browser, server, built_site, scheme, width
                 violations += found
     assert opened_any, "some page has <details> to open"
     assert not violations, f"{len(violations)} axe-core violations:\n" + "\n".join(map(str, violations))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_no_axe_violation_with_search_results_open(browser, server, scheme, width):
+    with visit(browser, scheme, width) as page:
+        page.goto(server, wait_until="load")
+        settle(page)
+        page.keyboard.press("s")  # Material's shortcut: open the search
+        page.keyboard.type("residual")  # the subject of the chapter: results with prose, math and code
+        page.wait_for_selector(".md-search-result__item")
+        settle(page)
+        found, _ = audit(page, f"{scheme}, {WIDTHS[width]['width']}px, search results open", "")
+    assert not found, f"{len(found)} axe-core violations:\n" + "\n".join(map(str, found))
 
 
 def test_the_audit_names_rule_element_and_page_of_a_violation(browser, server):
