@@ -8,56 +8,20 @@ and aborted, so a page that depends on a CDN fails here. Screenshots land in
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
-import threading
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from helpers import PAGES
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
 PAGE_URLS = ["", *[p.url for p in PAGES]]
 CHAPTER = PAGE_URLS[1]
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 class Visit:

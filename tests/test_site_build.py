@@ -357,12 +357,12 @@ PREVIOUS = "<p>the previous site</p>\n"
 
 
 class Project:
-    """A copy of mkdocs.yml, docs/, templates/ and pages/, with a site/ that holds a previous build."""
+    """A copy of mkdocs.yml, docs/, overrides/, templates/ and pages/, with a site/ that holds a previous build."""
 
     def __init__(self, root: Path, cache: Path):
         self.root = root
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
-        for folder in ("docs", "templates", "pages"):
+        for folder in ("docs", "overrides", "templates", "pages"):
             shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
         config = (root / "mkdocs.yml").read_text(encoding="utf-8")
         plugin = f"  - chapter-trace:\n      cache_dir: {cache}\n"
@@ -645,6 +645,17 @@ def test_math_numbers_come_from_facts_and_typed_digits_are_refused():
     assert maths.render(r"\mathrm{Linear}_2") and "<mn>2</mn>" in maths.render(r"\mathrm{Linear}_2")
     with pytest.raises(MathError, match="digit"):
         maths.render("y = 2x")
+
+
+def test_math_with_a_spoken_form_is_named_by_it():
+    from site_builder.facts import FactBook
+    from site_builder.render.math import MathError, MathRenderer
+
+    maths = MathRenderer(FactBook({}))
+    assert maths.render(r"\bar{y}", spoken="y bar").startswith('<math aria-label="y bar" display="inline">')
+    assert "aria-label" not in maths.render(r"\bar{y}")
+    with pytest.raises(MathError, match="without digits"):
+        maths.render(r"x_2", spoken="x two or x 2")
 
 
 def test_regions_name_what_is_wrong(tmp_path):

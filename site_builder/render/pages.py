@@ -154,9 +154,9 @@ class PageRenderer:
             value = book.value(key)
             return [f"{key}[{i}]" for i in range(len(value))]
 
-        def math(latex: str) -> Markup:
+        def math(latex: str, spoken: str | None = None) -> Markup:
             # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
-            return Markup(f'<span class="math-inline">{maths.render(latex)}</span>')
+            return Markup(f'<span class="math-inline">{maths.render(latex, spoken=spoken)}</span>')
 
         def display_math(latex: str) -> Markup:
             return Markup(f'<div class="math-block">{maths.render(latex, display=True)}</div>')
