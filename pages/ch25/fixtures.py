@@ -24,6 +24,10 @@ from .report import render_report
 from .trace import Backward, Batch, Error, History, Meta, Next, Primary, Proof, Scale, Trace, Zero
 
 
+PRIMARY_FIELDS = ("input", "mean_square", "inverse_rms", "normalized", "gain", "output")
+HISTORY_FIELDS = ("batch_anchor_a", "batch_anchor_b", "layer_norm", "rms_norm", "rms_mean")
+
+
 @dataclass(frozen=True)
 class Constants:
     """The chapter's inputs (spec: chapter 25, Fixtures)."""
@@ -53,17 +57,19 @@ class Constants:
             values = np.array(getattr(self, name), dtype=np.float64)
             if not np.all(np.isfinite(values)):
                 bad = "NaN" if np.any(np.isnan(values)) else "an infinity"
-                raise FixtureError("constants", f"{name} holds {bad}; every input of the chapter is a finite number")
+                why = f"{name} holds {bad}; every input of the chapter is a finite number"
+                raise FixtureError("constants", why)
 
     def layer(self, *, epsilon: float | None = None, ones: bool = False) -> RMSNorm:
-        """The chapter's layer: its gain (or a gain of ones) under its name, with ε (or another)."""
+        """The chapter's layer: its gain (or a gain of ones) under its name, with ε (or another ε)."""
         gain = np.ones(len(self.gain)) if ones else self.gain
-        return RMSNorm(gain, name=self.gain_name, epsilon=self.epsilon if epsilon is None else epsilon)
+        eps = self.epsilon if epsilon is None else epsilon
+        return RMSNorm(gain, name=self.gain_name, epsilon=eps)
 
 
 # region: primary-fixture
 def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
-    """y = RMSNorm(x) with every intermediate, then backward seeded with the upstream gradient ȳ."""
+    """y = RMSNorm(x) with every intermediate, then backward seeded with the upstream gradient."""
     layer = c.layer()
     x = parameter(c.input, name="input")
     forward = layer.forward(x)
@@ -86,17 +92,18 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
 
 # region: scale-fixture
 def scale_fixture(c: Constants, values: tuple[float, ...], epsilon: float) -> dict[str, Any]:
-    """x̂ of a vector and of the same vector times the factor, with a gain of ones, and how far apart they are."""
+    """x̂ of a row and of the row times the factor (gain of ones), and how far apart they are."""
     layer = c.layer(epsilon=epsilon, ones=True)
     base = layer.forward(tensor(values)).normalized.data
     scaled = layer.forward(tensor(np.array(values) * c.factor)).normalized.data
-    return {"epsilon": epsilon, "base": base, "scaled": scaled, "max_abs_diff": float(np.max(np.abs(base - scaled)))}
+    max_abs_diff = float(np.max(np.abs(base - scaled)))
+    return {"epsilon": epsilon, "base": base, "scaled": scaled, "max_abs_diff": max_abs_diff}
 # endregion: scale-fixture
 
 
 # region: history-fixture
 def history_fixture(c: Constants) -> dict[str, Any]:
-    """One anchor vector under three normalizations. BatchNorm sees the batch; the other two see the anchor alone."""
+    """One anchor row under three normalizations: BatchNorm sees its batch, the others the row alone."""
     anchor = tensor(c.anchor)
     with_companion = batch_norm(tensor([c.anchor, c.companion]), c.epsilon).data[0]
     with_itself = batch_norm(tensor([c.anchor, c.anchor]), c.epsilon).data[0]
@@ -142,7 +149,8 @@ def objective(c: Constants, values: dict[str, np.ndarray]) -> float:
 def gradient_check_fixture(c: Constants, primary: dict[str, np.ndarray]) -> tuple[GradCheckResult, bool]:
     """Engine gradients against central differences at every input and gain coordinate.
 
-    A coordinate passes when |analytic − numeric| / max(1, |analytic|, |numeric|) is within the tolerance.
+    A coordinate passes when |analytic − numeric| / max(1, |analytic|, |numeric|) is within
+    the tolerance.
     """
     check = check_gradients(
         lambda values: objective(c, values),
@@ -152,7 +160,8 @@ def gradient_check_fixture(c: Constants, primary: dict[str, np.ndarray]) -> tupl
         step=c.gradcheck_step,
         tolerance=c.gradcheck_tolerance,
     )
-    passed = bool(check.checks) and all(scaled_error(k.analytic, k.numeric) <= c.gradcheck_tolerance for k in check.checks)
+    errors = [scaled_error(k.analytic, k.numeric) for k in check.checks]
+    passed = bool(errors) and all(e <= c.gradcheck_tolerance for e in errors)
     return check, passed
 
 
@@ -165,8 +174,9 @@ def scaled_error(analytic: float, numeric: float) -> float:
 def no_decay_fixture(c: Constants, exclude: bool) -> np.ndarray:
     """The gain after one AdamW step with weight decay and a zero gradient: only decay could move it."""
     gain = c.layer().gain
+    excluded = {c.gain_name} if exclude else set()
     optimizer = Adam(
-        {c.gain_name: gain}, lr=c.learning_rate, weight_decay=c.weight_decay, no_decay={c.gain_name} if exclude else ()
+        {c.gain_name: gain}, lr=c.learning_rate, weight_decay=c.weight_decay, no_decay=excluded
     )
     gain.grad = np.zeros_like(gain.data)
     optimizer.step()
@@ -200,12 +210,15 @@ def run(c: Constants = Constants()) -> Run:
     _verify(c, primary, batch_input, batch, zero, replays, check_passed, no_decay)
     trace = Trace(
         meta=Meta(c.epsilon, len(c.gain), c.gain_name, no_decay),
-        primary=Primary(**{k: primary[k] for k in ("input", "mean_square", "inverse_rms", "normalized", "gain", "output")}),
+        primary=Primary(**{k: primary[k] for k in PRIMARY_FIELDS}),
         backward=Backward(primary["upstream"], primary["input_gradient"], primary["gain_gradient"]),
-        scale=tuple(Scale(mode, s["epsilon"], c.factor, s["base"], s["scaled"], s["max_abs_diff"]) for mode, s in scales.items()),
+        scale=tuple(
+            Scale(mode, s["epsilon"], c.factor, s["base"], s["scaled"], s["max_abs_diff"])
+            for mode, s in scales.items()
+        ),
         zero=Zero(np.array(c.zero), zero, bool(np.all(np.isfinite(zero)))),
         batch=Batch(batch.shape, batch),
-        history=History(**{k: history[k] for k in ("batch_anchor_a", "batch_anchor_b", "layer_norm", "rms_norm", "rms_mean")}),
+        history=History(**{k: history[k] for k in HISTORY_FIELDS}),
         error=tuple(Error(case, True, message) for case, message in errors.items()),
         proof=Proof(
             normalized_mean_square=float(primary["normalized_mean_square"]),
@@ -216,7 +229,7 @@ def run(c: Constants = Constants()) -> Run:
         ),
         next=Next(),
     )
-    shapes = {k: primary[k].shape for k in ("input", "mean_square", "inverse_rms", "normalized", "gain", "output", "upstream")}
+    shapes = {k: primary[k].shape for k in (*PRIMARY_FIELDS, "upstream")}
     derived = _derived(c, primary, scales, history, check, shapes, kept, decayed, replays)
     return Run(trace, derived, render_report(trace, shapes, replays))
 
@@ -234,7 +247,7 @@ def _verify(
     """Check each property the trace states; any failure stops the build."""
     engine = rms_norm(tensor(c.input), np.array(c.gain), c.epsilon).data
     if not _same_bits(engine, primary["output"]):
-        raise FixtureError("primary", "the chapter's layer and site_builder.nn.rms_norm disagree in the last bits")
+        raise FixtureError("primary", "the chapter's layer and the engine's rms_norm disagree in the last bits")
     for row, values in enumerate(batch_input):
         if not _same_bits(batch[row], c.layer()(tensor(values)).data):
             raise FixtureError("batch", f"row {row} of the batch is not normalized on its own")
@@ -244,12 +257,14 @@ def _verify(
         raise FixtureError("primary", "a second run of the same fixture gave different bits")
     if not check_passed:
         raise FixtureError("gradient-check", "analytic and numeric gradients disagree beyond the tolerance")
-    r, x_hat, weighted = primary["inverse_rms"], primary["normalized"], primary["gain"] * primary["upstream"]
+    r, x_hat = primary["inverse_rms"], primary["normalized"]
+    weighted = primary["gain"] * primary["upstream"]
     closed = r * (weighted - x_hat * np.mean(x_hat * weighted))
     if not np.allclose(closed, primary["input_gradient"], rtol=0.0, atol=1e-12):
         raise FixtureError("primary", "the engine's input gradient is not r (g ⊙ ȳ − x̂ · mean(x̂ ⊙ g ⊙ ȳ))")
     if not no_decay:
-        raise FixtureError("no-decay", f"weight decay moved {c.gain_name}, or decay without the exclusion did not")
+        why = f"weight decay moved {c.gain_name}, or decay without the exclusion did not"
+        raise FixtureError("no-decay", why)
 
 
 def _derived(
@@ -273,6 +288,7 @@ def _derived(
     ideal_diff = scales["ideal"]["max_abs_diff"]
     biggest = float(np.max(np.abs(scales["ideal"]["base"])))
     anchor = np.array(c.anchor)
+    batch = np.array(c.batch).reshape(c.batch_shape)
     derived: dict[str, Any] = {
         **{f"REPORT.{name}.shape": shape for name, shape in shapes.items()},
         "DERIVED.squares": _floats(x * x),
@@ -287,7 +303,7 @@ def _derived(
         "DERIVED.epsilon-over-input": c.epsilon / ms,
         "DERIVED.ideal-is-one-ulp": bool(ideal_diff == np.spacing(biggest)),
         "DERIVED.batch-input": _floats(c.batch),
-        "DERIVED.batch-mean-squares": _floats(np.mean(np.square(np.array(c.batch).reshape(c.batch_shape)), axis=-1)),
+        "DERIVED.batch-mean-squares": _floats(np.mean(np.square(batch), axis=-1)),
         "DERIVED.wide-input": _floats(c.wide_input),
         "DERIVED.anchor": _floats(anchor),
         "DERIVED.companion": _floats(c.companion),

@@ -35,7 +35,7 @@ class RMSNormForward:
 
 # region: rmsnorm-layer
 class RMSNorm:
-    """y = g ⊙ x / sqrt(mean(x²) + ε) over the last axis of x; the gain g is the only parameter."""
+    """y = g ⊙ x / sqrt(mean(x²) + ε) over the last axis of x; the gain g is its only parameter."""
 
     def __init__(self, gain: object, *, name: str, epsilon: float) -> None:
         if not (math.isfinite(epsilon) and epsilon >= 0.0):
@@ -53,13 +53,15 @@ class RMSNorm:
     def forward(self, x: Tensor) -> RMSNormForward:
         if x.data.ndim == 0:
             raise RMSNormError("RMSNorm input must have at least one axis")
-        if x.shape[-1] != self.feature_width:
-            raise RMSNormError(f"RMSNorm input feature width must be {self.feature_width}, got {x.shape[-1]}")
+        d = self.feature_width
+        if x.shape[-1] != d:
+            raise RMSNormError(f"RMSNorm input feature width must be {d}, got {x.shape[-1]}")
         mean_square = (x * x).mean(axis=-1, keepdims=True)
         if self.epsilon == 0.0:  # checked before the logarithm, which would give -inf
-            rows = np.flatnonzero(mean_square.data == 0.0)
+            rows = np.flatnonzero(mean_square.data == 0.0)  # rows counted over every leading axis
             if rows.size:
-                raise RMSNormError(f"RMSNorm epsilon is zero but feature row {rows[0]} has zero mean square")
+                row = rows[0]
+                raise RMSNormError(f"RMSNorm epsilon is zero but feature row {row} has zero mean square")
         inverse_rms = ((mean_square + self.epsilon).log() * LOG_SCALE).exp()
         normalized = x * inverse_rms
         return RMSNormForward(mean_square, inverse_rms, normalized, normalized * self.gain)
