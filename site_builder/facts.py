@@ -24,6 +24,7 @@ Formats
     ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
     ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
     ``name``    a name, as the trace writes it        ``bool``    ``true`` / ``false``, as the trace writes them
+    ``power``   an integer exponent k shown as ten to that power, ``10⁻³`` (an axis tick of a logarithmic chart)
 Negative numbers are shown with the minus sign U+2212; :func:`normalize` maps it back.
 """
 
@@ -67,6 +68,16 @@ def _name(value: Any) -> str:
     return value
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _power(value: Any) -> str:
+    k = float(value)
+    if k != int(k):
+        raise ValueError(f"format 'power' shows an integer exponent, got {value!r}")
+    return "10" + str(int(k)).translate(_SUPERSCRIPT)
+
+
 def _bool(value: Any) -> str:
     if not isinstance(value, bool):
         raise TypeError(f"format 'bool' shows true or false, got {value!r}")
@@ -86,6 +97,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "shape": lambda v: format_shape_brackets(v),
     "name": lambda v: _name(v),
     "bool": lambda v: _bool(v),
+    "power": lambda v: _power(v),
 }
 
 _INDEX_RE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
