@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pages.claims import fixtures as fx
-from pages.claims.figures import _stream_description
+from pages.claims.figures import BOUNDED, UNBOUNDED, _stream_description
 from pages.claims.trace import FAMILIES, Growth, STREAM_DEPTHS, ScaledShortcut, Trace
 from site_builder.trace import format_real, format_sci
 
@@ -194,9 +194,14 @@ def test_facts_name_every_verdict_and_stream(runs):
 # ------------------------------------------------------------------ what the chart says to a screen reader
 def test_claims_stream_description_follows_the_fitted_laws():
     t = parse(GOLDEN)
-    text = _stream_description(t)
-    assert "tanh branches rise along a square-root slope" in text
-    assert "The linear branches do not follow the square-root law" in text
+    bounded, linear = _stream_description(t, BOUNDED), _stream_description(t, UNBOUNDED)
+    assert "the tanh branches rise along the square-root guide" in bounded
+    assert "The linear branches do not follow the square-root law" in linear
     flipped = tuple(dataclasses.replace(g, sqrt_law=not g.sqrt_law) for g in t.growth)
-    text = _stream_description(dataclasses.replace(t, growth=flipped))
-    assert "The linear branches rise along a square-root slope" in text
+    assert "The linear branches rise along the square-root guide" in _stream_description(dataclasses.replace(t, growth=flipped), UNBOUNDED)
+
+
+def test_each_panel_draws_its_own_families(runs):
+    charts = runs["claims"].charts
+    assert "independent: " in charts["bounded"] and "tanh: " in charts["bounded"] and "linear: " not in charts["bounded"]
+    assert "linear: " in charts["unbounded"] and "tanh: " not in charts["unbounded"]

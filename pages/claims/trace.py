@@ -14,6 +14,8 @@ FAMILIES = ("independent", "tanh", "linear")
 STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # The slope of log ||x_L|| against log L that a sqrt(L) law has; GROWTH.bar is measured from it.
 SQRT_LAW_EXPONENT = 0.5
+# The slope a linear law has: the claim's other rate, drawn as a guide beside the streams.
+LINEAR_LAW_EXPONENT = 1.0
 
 Family = Choice(*FAMILIES)
 
