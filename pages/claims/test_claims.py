@@ -122,16 +122,29 @@ def test_claim_5_exponent_is_the_least_squares_slope():
         slope = float(np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2))
         assert format_real(g.exponent) == format_real(slope)
         assert g.sqrt_law == (abs(g.exponent - 0.5) <= g.bar)
+        assert g.linear_law == (abs(g.exponent - 1.0) <= g.bar)
+        assert g.within_claim == (0.5 - g.bar <= g.exponent <= 1.0 + g.bar)
     assert {g.family: g.sqrt_law for g in TRACE.growth} == {"independent": True, "tanh": True, "linear": False}
+    assert {g.family: g.within_claim for g in TRACE.growth} == {"independent": True, "tanh": True, "linear": False}
+    assert not any(g.linear_law for g in TRACE.growth)
 
 
-def test_claim_5_decision_table():
-    def growth(*fits):
-        return tuple(Growth(f, 16, 0.5 if ok else 3.0, 0.1, ok) for f, ok in zip(FAMILIES, fits))
+def test_claim_5_is_judged_as_the_whole_sentence():
+    """"Roughly as sqrt(L)·||f|| (random walk) or even linearly": any slope from one rate to the other agrees."""
 
-    assert fx.decide_claim_5(growth(True, True, True)) == "holds"
-    assert fx.decide_claim_5(growth(True, False, False)) == "holds-narrowly"
-    assert fx.decide_claim_5(growth(False, False, False)) == "does-not-hold"
+    def growth(*slopes):
+        return tuple(
+            Growth(f, 16, e, 0.1, fx.law_fits(e, 0.5, 0.1), fx.law_fits(e, 1.0, 0.1), fx.as_claimed(e, 0.1))
+            for f, e in zip(FAMILIES, slopes)
+        )
+
+    assert fx.decide_claim_5(growth(0.5, 0.52, 0.5)) == "holds"
+    assert fx.decide_claim_5(growth(0.5, 0.75, 1.05)) == "holds"  # "or even linearly" is part of the claim
+    assert fx.decide_claim_5(growth(0.5, 0.5, 3.0)) == "holds-narrowly"  # faster than linear
+    assert fx.decide_claim_5(growth(0.5, 0.2, 0.5)) == "holds-narrowly"  # slower than a random walk
+    assert fx.decide_claim_5(growth(3.0, 3.0, 0.1)) == "does-not-hold"
+    stored_wrong = dataclasses.replace(growth(0.5, 0.5, 0.5)[0], within_claim=False)
+    assert fx.decide_claim_5((stored_wrong,) + growth(0.5, 0.5, 0.5)[1:]) == "holds-narrowly"
 
 
 def test_a_wider_bar_flips_claim_5():
