@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import PAGES
-from test_browser import DESKTOP, PHONE, _shot, browser, opened, server  # noqa: F401  (fixtures)
+from test_browser import DESKTOP, PHONE, _shot, opened
 
 CHART_PAGES = [p.url for p in PAGES if (p.folder / "figures.py").is_file()]
 WIDTHS = {"phone": PHONE, "desktop": DESKTOP}

@@ -14,6 +14,7 @@ from site_builder.render.charts import (
     Series,
     Value,
     bar_chart,
+    decade_ticks,
     exponent_ticks,
     line_chart,
     linear_ticks,
@@ -154,10 +155,11 @@ def test_bar_values_are_optional():
     assert 'data-trace="V[1]"' in with_values and 'data-trace="V[1]"' not in without
 
 
-def test_power_ticks_read_as_powers_of_ten():
-    assert format_fact({"k": (-40, 0, 10)}, "k[0]", "power") == "10⁻⁴⁰"
-    assert format_fact({"k": (-40, 0, 10)}, "k[1]", "power") == "10⁰"
-    assert format_fact({"k": (-40, 0, 10)}, "k[2]", "power") == "10¹⁰"
+def test_decade_ticks_read_as_powers_of_ten():
+    ticks = decade_ticks([1.3e-31, 153.0, 8.0])
+    assert ticks == (1e-40, 1e-30, 1e-20, 1e-10, 1.0, 1e10)
+    facts = {"k": ticks}
+    assert [format_fact(facts, f"k[{i}]", "pow10") for i in (0, 4, 5)] == ["10⁻⁴⁰", "10⁰", "10¹⁰"]
 
 
 def test_ticks():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Guide, Series, Value, exponent_ticks, line_chart, log_ticks
+from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, log_ticks
 from .trace import FAMILIES, LINEAR_LAW_EXPONENT, SQRT_LAW_EXPONENT, STREAM_DEPTHS, Trace
 
 # Families whose branch output cannot grow with the stream (a fixed vector, a tanh), and the one whose can.
@@ -52,7 +52,7 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     return {
         "DERIVED.chart.depth-ticks": STREAM_DEPTHS,
         "DERIVED.chart.bounded-norm-ticks": log_ticks([r.norm for r in t.streams if r.family in BOUNDED]),
-        "DERIVED.chart.unbounded-norm-exponents": exponent_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
+        "DERIVED.chart.unbounded-norm-ticks": decade_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
     }
 
 
@@ -92,6 +92,6 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         "unbounded": _panel(
             t, facts, UNBOUNDED, "claims-stream-linear",
             "Residual-stream norm against depth, linear branches",
-            Axis("stream norm", "DERIVED.chart.unbounded-norm-exponents", "power", kind="exponent"),
+            Axis("stream norm", "DERIVED.chart.unbounded-norm-ticks", "pow10", kind="log"),
         ),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Reference, Series, Value, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Reference, Series, Value, decade_ticks, line_chart, linear_ticks
 from .trace import Trace
 
 
@@ -13,7 +13,7 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     norms = [r.plain_norm for r in t.depths] + [r.residual_norm for r in t.depths] + [t.config.upstream_norm]
     return {
         "DERIVED.chart.depth-ticks": linear_ticks(0, max(r.depth for r in t.depths)),
-        "DERIVED.chart.norm-exponents": exponent_ticks(norms),
+        "DERIVED.chart.norm-ticks": decade_ticks(norms),
     }
 
 
@@ -47,7 +47,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
                 "line marks the norm of the upstream gradient. " + _gradient_summary(t)
             ),
             x=Axis("depth (tanh layers)", "DERIVED.chart.depth-ticks", "count"),
-            y=Axis("input-gradient norm", "DERIVED.chart.norm-exponents", "power", kind="exponent"),
+            y=Axis("input-gradient norm", "DERIVED.chart.norm-ticks", "pow10", kind="log"),
             series=(
                 Series(
                     ("residual stack: ", Value(f"{at}.residual-norm", "six"), " at depth ", Value(f"{at}.depth", "count")),

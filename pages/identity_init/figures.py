@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, Value, exponent_ticks, line_chart
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
 from .trace import Trace
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
     return {
         "DERIVED.chart.depth-ticks": tuple(r.depth for r in t.depths),
-        "DERIVED.chart.deviation-exponents": exponent_ticks([r.he_deviation for r in t.depths]),
+        "DERIVED.chart.deviation-ticks": decade_ticks([r.he_deviation for r in t.depths]),
     }
 
 
@@ -42,7 +42,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Distance of the output from the input against depth",
             description=_deviation_description(t),
             x=Axis("depth (residual blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-            y=Axis("distance of the output from the input", "DERIVED.chart.deviation-exponents", "power", kind="exponent"),
+            y=Axis("distance of the output from the input", "DERIVED.chart.deviation-ticks", "pow10", kind="log"),
             series=(
                 Series(
                     ("He init: ", Value(f"{at}.he-deviation", "sci"), " at depth ", Value(f"{at}.depth", "count")),

@@ -534,6 +534,12 @@ def exponent_ticks(values: Sequence[float], most: int = 6) -> tuple[int, ...]:
     raise ChartError("values span too many orders of magnitude")
 
 
+def decade_ticks(values: Sequence[float], most: int = 6) -> tuple[float, ...]:
+    """Powers of ten that bracket ``values``, as values for a ``log`` axis (shown with the ``pow10`` format):
+    the exponents :func:`exponent_ticks` picks, so a span of dozens of orders of magnitude keeps a few ticks."""
+    return tuple(float(f"1e{k}") for k in exponent_ticks(values, most))
+
+
 def log_ticks(values: Sequence[float], most: int = 7) -> tuple[float, ...]:
     """Values for a logarithmic axis that bracket ``values``: 1, 2 and 5 times powers of ten while at most
     ``most`` of them do, else powers of ten alone (written as values, so the axis reads in the data's units)."""
