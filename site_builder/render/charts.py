@@ -42,6 +42,10 @@ CHAR = 0.62  # a generous average advance of one character, in ems, for layout e
 TOP = 32  # room above the plot for the y axis's name
 RIGHT = 20  # room right of the plot for the last x tick's label
 ROW = 22  # one legend entry
+# Below the x axis, in order: the tick labels' baseline, the axis name's baseline, the first legend entry's centre.
+TICKS_BELOW = 20
+NAME_BELOW = TICKS_BELOW + FONT + 8
+LEGEND_BELOW = NAME_BELOW + 26
 
 
 class ChartError(SiteBuilderError, ValueError):
@@ -312,7 +316,7 @@ def _axis_names(x_label: str, y_label: str, x0: float, x1: float, xa: float, wid
             raise ChartError(f"the axis name {label!r} does not fit a chart {width:g} units wide")
     return [
         _text(4, FONT + 2, escape(y_label)),
-        _text((x0 + x1) / 2, xa + 20 + FONT + 8, escape(x_label), anchor="middle"),
+        _text((x0 + x1) / 2, xa + NAME_BELOW, escape(x_label), anchor="middle"),
     ]
 
 
@@ -321,7 +325,7 @@ def _x_ticks(book: _Book, x: Axis, sx: _Scale, xa: float) -> list[str]:
     for i, tick in enumerate(book.value(x.ticks_key)):
         px = sx.tick(float(tick))
         out.append(_line("ev-axis", px, xa, px, xa + 5))
-        out.append(book.shown(px, xa + 20, f"{x.ticks_key}[{i}]", x.tick_format, anchor="middle"))
+        out.append(book.shown(px, xa + TICKS_BELOW, f"{x.ticks_key}[{i}]", x.tick_format, anchor="middle"))
     return out
 
 
@@ -393,8 +397,8 @@ def line_chart(
     floors = [s for s in series if s.floor]
     if floors and y.kind == "linear":
         raise ChartError("a row for exact zeros belongs below a logarithmic axis; a linear axis has a place for zero")
-    zero_label = [(floors[0].points[0][1], "short")] if floors else []
-    x0, x1 = _left(book, y, zero_label), width - RIGHT
+    zero_key = floors[0].points[0][1] if floors else None  # the zero row is labelled with a zero of the data
+    x0, x1 = _left(book, y, [(zero_key, "short")] if zero_key else []), width - RIGHT
     y1 = TOP
     y0 = y1 + height
     zero = y0 + 28 if floors else None  # the row of exact zeros, past a break in the y axis
@@ -411,8 +415,8 @@ def line_chart(
         body += [_line("ev-axis", x0 - 6, y0 + 14 + d, x0 + 6, y0 + 8 + d) for d in (0, 6)]
         body.append(_line("ev-axis", x0, y0 + 22, x0, xa))
         body.append(_line("ev-grid", x0, zero, x1, zero))
-        key = zero_label[0][0]
-        body.append(book.shown(x0 - 8, zero + FONT * 0.35, key, "short", anchor="end"))
+        assert zero_key is not None
+        body.append(book.shown(x0 - 8, zero + FONT * 0.35, zero_key, "short", anchor="end"))
     body.append(_line("ev-axis", x0, xa, x1, xa))
     body += _x_ticks(book, x, sx, xa)
     body += _axis_names(x.label, y.label, x0, x1, xa, width)
@@ -452,7 +456,7 @@ def line_chart(
         px, py = sx.data(book.number(lab.x_key)), sy.data(book.number(lab.y_key))
         body.append(book.shown(px + lab.dx, py + lab.dy, lab.key, lab.fmt, anchor=lab.anchor))
     entries = [_Entry(s.label, STYLES[s.style]) for s in series] + entries
-    legend, bottom = _legend(book, entries, xa + 20 + FONT + 8 + 26, width)
+    legend, bottom = _legend(book, entries, xa + LEGEND_BELOW, width)
     return _frame(chart_id, title, description, body + legend, width, bottom + 8)
 
 
@@ -487,7 +491,7 @@ def bar_chart(
             raise ChartError(f"bar group {group.label!r} has {len(group.keys)} values for {len(categories)} categories")
     for c in range(len(categories)):
         centre = x0 + slot * (c + 0.5)
-        body.append(book.shown(centre, y0 + 20, f"{categories_key}[{c}]", category_format, anchor="middle"))
+        body.append(book.shown(centre, y0 + TICKS_BELOW, f"{categories_key}[{c}]", category_format, anchor="middle"))
         tops = [sy.data(book.number(group.keys[c])) for group in groups]
         row = 0
         for g, group in enumerate(groups):
@@ -510,7 +514,7 @@ def bar_chart(
     body.append(_line("ev-axis", x0, y0, x0, y1))
     body += _axis_names(x_label, y.label, x0, x1, y0, width)
     entries = [_Entry(g.label, STYLES[g.style], "bar", g.filled) for g in groups]
-    legend, bottom = _legend(book, entries, y0 + 20 + FONT + 8 + 26, width)
+    legend, bottom = _legend(book, entries, y0 + LEGEND_BELOW, width)
     return _frame(chart_id, title, description, body + legend, width, bottom + 8)
 
 
