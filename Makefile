@@ -30,7 +30,7 @@ setup: $(STAMP) dot
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,properdocs]'
 	touch $(STAMP)
 
 # axe-core for the accessibility test, exactly as package-lock.json pins it; `make site` needs no npm.
