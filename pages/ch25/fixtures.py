@@ -69,7 +69,7 @@ class Constants:
 
 # region: primary-fixture
 def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
-    """y = RMSNorm(x) with every intermediate, then backward seeded with the upstream gradient."""
+    """y = RMSNorm(x) with every intermediate, then backward from the upstream gradient."""
     layer = c.layer()
     x = parameter(c.input, name="input")
     forward = layer.forward(x)
@@ -91,19 +91,19 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
 
 
 # region: scale-fixture
-def scale_fixture(c: Constants, values: tuple[float, ...], epsilon: float) -> dict[str, Any]:
-    """x̂ of a row and of the row times the factor (gain of ones), and how far apart they are."""
+def scale_fixture(c: Constants, values: tuple[float, ...], epsilon: float) -> dict:
+    """x̂ of a row and of the row times the factor (gain of ones), and how far apart."""
     layer = c.layer(epsilon=epsilon, ones=True)
     base = layer.forward(tensor(values)).normalized.data
     scaled = layer.forward(tensor(np.array(values) * c.factor)).normalized.data
-    max_abs_diff = float(np.max(np.abs(base - scaled)))
-    return {"epsilon": epsilon, "base": base, "scaled": scaled, "max_abs_diff": max_abs_diff}
+    diff = float(np.max(np.abs(base - scaled)))
+    return {"epsilon": epsilon, "base": base, "scaled": scaled, "max_abs_diff": diff}
 # endregion: scale-fixture
 
 
 # region: history-fixture
 def history_fixture(c: Constants) -> dict[str, Any]:
-    """One anchor row under three normalizations: BatchNorm sees its batch, the others the row alone."""
+    """One anchor row, three normalizations: BatchNorm sees a batch, the others the row."""
     anchor = tensor(c.anchor)
     with_companion = batch_norm(tensor([c.anchor, c.companion]), c.epsilon).data[0]
     with_itself = batch_norm(tensor([c.anchor, c.anchor]), c.epsilon).data[0]
@@ -141,12 +141,12 @@ def error_fixture(c: Constants) -> dict[str, str]:
 
 # region: gradient-check-fixture
 def objective(c: Constants, values: dict[str, np.ndarray]) -> float:
-    """Σ RMSNorm(x)ᵢ ȳᵢ in plain NumPy with a square root: the independent side of the check."""
+    """Σ RMSNorm(x)ᵢ ȳᵢ in plain NumPy, with a square root: the check's independent side."""
     x, g = values["x"], values["g"]
     return float(np.sum(x / np.sqrt(np.mean(x * x) + c.epsilon) * g * np.array(c.upstream)))
 
 
-def gradient_check_fixture(c: Constants, primary: dict[str, np.ndarray]) -> tuple[GradCheckResult, bool]:
+def gradient_check_fixture(c: Constants, primary: dict) -> tuple[GradCheckResult, bool]:
     """Engine gradients against central differences at every input and gain coordinate.
 
     A coordinate passes when |analytic − numeric| / max(1, |analytic|, |numeric|) is within
@@ -172,11 +172,12 @@ def scaled_error(analytic: float, numeric: float) -> float:
 
 # region: no-decay-fixture
 def no_decay_fixture(c: Constants, exclude: bool) -> np.ndarray:
-    """The gain after one AdamW step with weight decay and a zero gradient: only decay could move it."""
+    """The gain after one AdamW step with a zero gradient: only weight decay can move it."""
     gain = c.layer().gain
     excluded = {c.gain_name} if exclude else set()
     optimizer = Adam(
-        {c.gain_name: gain}, lr=c.learning_rate, weight_decay=c.weight_decay, no_decay=excluded
+        {c.gain_name: gain}, lr=c.learning_rate, weight_decay=c.weight_decay,
+        no_decay=excluded,
     )
     gain.grad = np.zeros_like(gain.data)
     optimizer.step()

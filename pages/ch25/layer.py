@@ -35,14 +35,16 @@ class RMSNormForward:
 
 # region: rmsnorm-layer
 class RMSNorm:
-    """y = g ⊙ x / sqrt(mean(x²) + ε) over the last axis of x; the gain g is its only parameter."""
+    """y = g ⊙ x / sqrt(mean(x²) + ε) over the last axis of x; g is its only parameter."""
 
     def __init__(self, gain: object, *, name: str, epsilon: float) -> None:
         if not (math.isfinite(epsilon) and epsilon >= 0.0):
-            raise RMSNormError(f"RMSNorm epsilon must be finite and nonnegative, got {epsilon!r}")
+            why = f"RMSNorm epsilon must be finite and nonnegative, got {epsilon!r}"
+            raise RMSNormError(why)
         g = np.array(gain, dtype=np.float64)
         if g.ndim != 1 or g.size == 0:
-            raise RMSNormError(f"RMSNorm gain must be one nonempty axis, got shape {list(g.shape)}")
+            why = f"RMSNorm gain must be one nonempty axis, got shape {list(g.shape)}"
+            raise RMSNormError(why)
         self.gain = parameter(g, name=name)
         self.epsilon = float(epsilon)
 
@@ -55,13 +57,15 @@ class RMSNorm:
             raise RMSNormError("RMSNorm input must have at least one axis")
         d = self.feature_width
         if x.shape[-1] != d:
-            raise RMSNormError(f"RMSNorm input feature width must be {d}, got {x.shape[-1]}")
+            why = f"RMSNorm input feature width must be {d}, got {x.shape[-1]}"
+            raise RMSNormError(why)
         mean_square = (x * x).mean(axis=-1, keepdims=True)
         if self.epsilon == 0.0:  # checked before the logarithm, which would give -inf
-            rows = np.flatnonzero(mean_square.data == 0.0)  # rows counted over every leading axis
+            rows = np.flatnonzero(mean_square.data == 0.0)  # counted over all leading axes
             if rows.size:
                 row = rows[0]
-                raise RMSNormError(f"RMSNorm epsilon is zero but feature row {row} has zero mean square")
+                why = f"RMSNorm epsilon is zero but feature row {row} has zero mean square"
+                raise RMSNormError(why)
         inverse_rms = ((mean_square + self.epsilon).log() * LOG_SCALE).exp()
         normalized = x * inverse_rms
         return RMSNormForward(mean_square, inverse_rms, normalized, normalized * self.gain)
@@ -73,8 +77,8 @@ class RMSNorm:
 
 # region: batch-norm
 def batch_norm(batch: Tensor, epsilon: float) -> Tensor:
-    """BatchNorm's statistics, without its learned scale and shift: each feature (a column) is
-    centred and scaled over the examples of the batch (the rows), with the biased variance."""
+    """BatchNorm's statistics without its learned scale and shift: each feature (a column)
+    centred and scaled over the examples of the batch (the rows), biased variance."""
     centred = batch - batch.mean(axis=0, keepdims=True)
     variance = (centred * centred).mean(axis=0, keepdims=True)
     return centred / (variance + epsilon).sqrt()
