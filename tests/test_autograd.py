@@ -7,6 +7,7 @@ in both answers.
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -103,6 +104,80 @@ OP_CASES: list[OpCase] = [
     # nonlinearities
     ("tanh", ((3, 2),), _uniform, lambda a: a.tanh(), lambda a: np.tanh(a)),
     ("relu", ((3, 4),), _away_from_zero, lambda a: a.relu(), lambda a: np.where(a > 0, a, 0.0)),
+    # division: both operands tracked, broadcasting either way, and by or into a plain number
+    ("div[3,2]/[3,2]", ((3, 2), (3, 2)), _away_from_zero, lambda a, b: a / b, lambda a, b: a / b),
+    ("div[3,2]/[2]", ((3, 2), (2,)), _away_from_zero, lambda a, b: a / b, lambda a, b: a / b),
+    ("div[2]/[3,2]", ((2,), (3, 2)), _away_from_zero, lambda a, b: a / b, lambda a, b: a / b),
+    ("div[3,1]/[1,2]", ((3, 1), (1, 2)), _away_from_zero, lambda a, b: a / b, lambda a, b: a / b),
+    ("div-by-const", ((3, 2),), _uniform, lambda a: a / 4.0, lambda a: a / 4.0),
+    ("div-by-int", ((3, 2),), _uniform, lambda a: a / 3, lambda a: a / 3),
+    ("rdiv-const", ((3, 2),), _away_from_zero, lambda a: 2.0 / a, lambda a: 2.0 / a),
+    ("rdiv-array", ((3, 2),), _away_from_zero, lambda a: np.array([1.0, -3.0]) / a, lambda a: np.array([1.0, -3.0]) / a),
+    # exp, log, sqrt, sigmoid
+    ("exp", ((3, 2),), _uniform, lambda a: a.exp(), lambda a: np.exp(a)),
+    ("log", ((3, 2),), _positive, lambda a: a.log(), lambda a: np.log(a)),
+    ("sqrt", ((3, 2),), _positive, lambda a: a.sqrt(), lambda a: np.sqrt(a)),
+    ("sigmoid", ((3, 4),), _uniform, lambda a: a.sigmoid(), lambda a: 1.0 / (1.0 + np.exp(-a))),
+    # sums over tuples of axes, with and without keepdims, feeding a broadcast
+    ("sum-axes(0,2)", ((2, 3, 4),), _uniform, lambda a: a.sum(axis=(0, 2)), lambda a: np.sum(a, axis=(0, 2))),
+    ("sum-axes(-1,0)", ((2, 3, 4),), _uniform, lambda a: a.sum(axis=(-1, 0)), lambda a: np.sum(a, axis=(0, 2))),
+    ("sum-keepdims", ((3, 2),), _uniform, lambda a: a.sum(axis=1, keepdims=True), lambda a: np.sum(a, axis=1, keepdims=True)),
+    ("sum-all-keepdims", ((3, 2),), _uniform, lambda a: a.sum(keepdims=True), lambda a: np.sum(a, keepdims=True)),
+    (
+        "sum-keepdims-broadcast",
+        ((2, 3, 4),),
+        _positive,
+        lambda a: a / a.sum(axis=(0, 2), keepdims=True),
+        lambda a: a / np.sum(a, axis=(0, 2), keepdims=True),
+    ),
+    # means
+    ("mean-all", ((3, 2),), _uniform, lambda a: a.mean(), lambda a: np.mean(a)),
+    ("mean-axis-1", ((3, 4),), _uniform, lambda a: a.mean(axis=-1), lambda a: np.mean(a, axis=-1)),
+    ("mean-axes", ((2, 3, 4),), _uniform, lambda a: a.mean(axis=(0, 1)), lambda a: np.mean(a, axis=(0, 1))),
+    (
+        "mean-keepdims-centre",
+        ((3, 4),),
+        _uniform,
+        lambda a: a - a.mean(axis=-1, keepdims=True),
+        lambda a: a - np.mean(a, axis=-1, keepdims=True),
+    ),
+    # max (random values: no ties, so the gradient is the derivative)
+    ("max-all", ((3, 4),), _uniform, lambda a: a.max(), lambda a: np.max(a)),
+    ("max-axis0", ((3, 4),), _uniform, lambda a: a.max(axis=0), lambda a: np.max(a, axis=0)),
+    ("max-axis-1-keepdims", ((3, 4),), _uniform, lambda a: a.max(axis=-1, keepdims=True), lambda a: np.max(a, axis=-1, keepdims=True)),
+    ("max-axes(0,2)", ((2, 3, 4),), _uniform, lambda a: a.max(axis=(0, 2)), lambda a: np.max(a, axis=(0, 2))),
+    ("max-axes-keepdims", ((2, 3, 4),), _uniform, lambda a: a.max(axis=(2, 1), keepdims=True), lambda a: np.max(a, axis=(1, 2), keepdims=True)),
+    # reshape and transpose
+    ("reshape-args", ((2, 3, 4),), _uniform, lambda a: a.reshape(6, 4), lambda a: np.reshape(a, (6, 4))),
+    ("reshape-tuple-infer", ((2, 3, 4),), _uniform, lambda a: a.reshape((4, -1)), lambda a: np.reshape(a, (4, 6))),
+    ("reshape-to-scalar", ((1, 1),), _uniform, lambda a: a.reshape(()), lambda a: np.reshape(a, ())),
+    ("transpose-2d", ((3, 2),), _uniform, lambda a: a.transpose(), lambda a: a.T),
+    ("transpose-.T", ((3, 2),), _uniform, lambda a: a.T * np.arange(3.0), lambda a: a.T * np.arange(3.0)),
+    ("transpose-3d-last-two", ((2, 3, 4),), _uniform, lambda a: a.T, lambda a: np.swapaxes(a, 1, 2)),
+    # indexing: an int, a slice, an index array with repeats, a mask, a pair of index arrays
+    ("index-int", ((3, 2),), _uniform, lambda a: a[1], lambda a: a[1]),
+    ("index-int-int", ((3, 2),), _uniform, lambda a: a[2, 1], lambda a: a[2, 1]),
+    ("index-negative-slice", ((4, 3),), _uniform, lambda a: a[-3:, ::2], lambda a: a[-3:, ::2]),
+    ("index-array-repeats", ((4, 2),), _uniform, lambda a: a[np.array([0, 3, 0, 0])], lambda a: a[np.array([0, 3, 0, 0])]),
+    ("index-list", ((4,),), _uniform, lambda a: a[[1, 1, 2]], lambda a: a[[1, 1, 2]]),
+    ("index-mask", ((4,),), _uniform, lambda a: a[np.array([True, False, True, True])], lambda a: a[np.array([True, False, True, True])]),
+    (
+        "index-pairs",
+        ((3, 4),),
+        _uniform,
+        lambda a: a[np.arange(3), np.array([1, 3, 1])],
+        lambda a: a[np.arange(3), np.array([1, 3, 1])],
+    ),
+    ("index-ellipsis", ((2, 3, 4),), _uniform, lambda a: a[..., 1:3], lambda a: a[..., 1:3]),
+    # batched matmul: a shared matrix, a matrix per batch, broadcast batch axes, vectors against stacks
+    ("matmul-[B,T,C]@[C,D]", ((2, 3, 4), (4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[B,T,C]@[B,C,D]", ((2, 3, 4), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[1,T,C]@[B,C,D]", ((1, 3, 4), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[B,1,T,C]@[K,C,D]", ((2, 1, 3, 4), (3, 4, 2)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[T,C]@[B,C,D]", ((3, 4), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[C]@[B,C,D]", ((4,), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[B,T,C]@[C]", ((2, 3, 4), (4,)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
+    ("matmul-[B,T,C]@[C,D]-const", ((2, 3, 4),), _uniform, lambda a: a @ np.arange(8.0).reshape(4, 2), lambda a: a @ np.arange(8.0).reshape(4, 2)),
     # a composite: one hidden layer with a bias and a squared loss
     (
         "composite-mlp",
@@ -228,6 +303,19 @@ def test_nonlinear_diamond_with_uneven_depths_matches_central_difference():
     np.testing.assert_allclose(a.grad, numeric_grad(f, [a0], 0), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("p_first", [True, False], ids=["p*q", "q*p"])
+def test_a_node_that_is_both_parent_and_grandparent_is_complete_before_it_propagates(p_first):
+    x0 = np.array([0.4, -1.3])
+    seed = np.array([1.5, -0.5])
+    x = parameter(x0, name="x")
+    p = x.tanh()
+    q = p.scale(3.0)  # q uses p, and n uses both
+    n = p * q if p_first else q * p
+    n.backward_with_seed(seed)
+    t = np.tanh(x0)
+    np.testing.assert_allclose(x.grad, seed * 6.0 * t * (1.0 - t * t), rtol=1e-14, atol=0)
+
+
 def test_shared_intermediate_used_by_two_consumers():
     x = parameter([0.5, -1.5], name="x")
     h = x * x  # shared node, not a leaf
@@ -276,9 +364,16 @@ def test_scalar_backward_seeds_with_one():
         (lambda a, b: a @ b, (2, 3), (2, 3)),
         (lambda a, b: a @ b, (4,), (2, 3)),
         (lambda a, b: a @ b, (3,), (4,)),
-        (lambda a, b: a @ b, (2, 2, 2), (2, 2)),
+        (lambda a, b: a @ b, (2, 2, 3), (2, 2)),
+        (lambda a, b: a @ b, (2, 3, 4), (3, 4, 5)),
+        (lambda a, b: a @ b, (), (2, 2)),
+        (lambda a, b: a / b, (2, 3), (4,)),
+        (lambda a, b: a.reshape(b.shape), (2, 3), (4, 2)),
     ],
-    ids=["add", "sub", "mul", "matmul-mat@vec", "matmul-mat@mat", "matmul-vec@mat", "matmul-dot", "matmul-3d"],
+    ids=[
+        "add", "sub", "mul", "matmul-mat@vec", "matmul-mat@mat", "matmul-vec@mat", "matmul-dot",
+        "matmul-3d-inner", "matmul-batch", "matmul-0d", "div", "reshape",
+    ],
 )
 def test_shape_errors_name_both_shapes(op, left, right):
     a = parameter(np.ones(left), name="a")
@@ -299,6 +394,112 @@ def test_sum_over_a_missing_axis_raises_shape_error_naming_the_shape():
     for axis in (2, -3):
         with pytest.raises(ShapeError, match=r"\[2,3\]"):
             x.sum(axis=axis)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max"])
+def test_reductions_reject_missing_repeated_and_non_integer_axes(op):
+    x = parameter(np.ones((2, 3)), name="x")
+    reduce = getattr(x, op)
+    for axis in (2, -3, (0, 2)):
+        with pytest.raises(ShapeError, match=r"\[2,3\]"):
+            reduce(axis=axis)
+    with pytest.raises(ShapeError, match="repeats"):
+        reduce(axis=(1, -1))
+    for axis in (1.0, "0", (0, None), True):
+        with pytest.raises(TypeError, match="axis"):
+            reduce(axis=axis)
+
+
+@pytest.mark.parametrize("op", ["mean", "max"])
+def test_mean_and_max_of_no_elements_raise_shape_error(op):
+    x = parameter(np.ones((0, 3)), name="x")
+    with pytest.raises(ShapeError, match=r"\[0,3\]"):
+        getattr(x, op)(axis=0)
+    assert getattr(x, op)(axis=1).shape == (0,)
+
+
+def test_mean_is_the_same_float_as_numpy_mean():
+    a = np.random.default_rng(7).uniform(-1.0, 1.0, size=(5, 7, 3))
+    x = parameter(a, name="x")
+    for axis in (None, 0, -1, (0, 2)):
+        assert x.mean(axis=axis).data.tobytes() == np.mean(a, axis=axis).tobytes()
+
+
+def test_max_sends_the_whole_gradient_to_the_first_maximum():
+    x = parameter([1.0, 3.0, 3.0, 2.0], name="x")
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 1.0, 0.0, 0.0])
+
+    m = parameter([[5.0, 1.0, 5.0], [2.0, 2.0, 0.0]], name="m")
+    m.max(axis=1).backward_with_seed([10.0, 20.0])
+    np.testing.assert_array_equal(m.grad, [[10.0, 0.0, 0.0], [20.0, 0.0, 0.0]])
+
+    # Over several axes, "first" is row-major order over the reduced axes.
+    c = parameter([[[1.0, 4.0], [4.0, 0.0]], [[4.0, 4.0], [2.0, 3.0]]], name="c")
+    c.max(axis=(0, 2), keepdims=True).backward_with_seed([[[1.0], [2.0]]])
+    expected = np.zeros((2, 2, 2))
+    expected[0, 0, 1] = 1.0  # axis-1 row 0: 4 at (0,·,1) comes before (1,·,0) and (1,·,1)
+    expected[0, 1, 0] = 2.0  # axis-1 row 1: the only 4
+    np.testing.assert_array_equal(c.grad, expected)
+    assert not np.any(np.signbit(c.grad)), "the unused elements get +0.0"
+
+
+def test_sigmoid_of_extreme_inputs_is_finite_without_warnings():
+    x = parameter([-1000.0, -40.0, 0.0, 40.0, 1000.0], name="x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = x.sigmoid()
+        y.backward_with_seed(np.ones(5))
+    assert y.data[2] == 0.5 and y.data[4] == 1.0 and y.data[0] == 0.0
+    assert y.data[1] == pytest.approx(np.exp(-40.0), rel=1e-12)  # not rounded away to 0
+    assert np.all(np.isfinite(x.grad))
+    assert x.grad[2] == 0.25
+
+
+def test_detach_stops_the_gradient_but_keeps_the_values():
+    x = parameter([1.0, -2.0, 3.0], name="x")
+    held = x.detach()
+    assert not held.requires_grad and held.parents == ()
+    np.testing.assert_array_equal(held.data, x.data)
+    (x * held).backward_with_seed([1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x.grad, x.data)  # not 2x: the detached factor is a constant
+
+
+def test_a_repeated_index_collects_every_read():
+    x = parameter([1.0, 2.0, 3.0], name="x")
+    (x[0] + x[0] * 3.0 + x[np.array([2, 2, 0])].sum()).backward()
+    np.testing.assert_array_equal(x.grad, [5.0, 0.0, 2.0])
+
+
+def test_bad_indexes_raise_errors_naming_the_shape():
+    x = parameter(np.ones((2, 3)), name="x")
+    with pytest.raises(IndexError, match=r"\[2,3\]"):
+        x[2]
+    with pytest.raises(IndexError, match=r"\[2,3\]"):
+        x[np.array([0, 5])]
+    with pytest.raises(IndexError, match=r"\[2,3\]"):
+        x[0.5]
+    with pytest.raises(TypeError, match="not with a Tensor"):
+        x[tensor([0.0])]
+
+
+def test_transpose_needs_two_axes_and_reshape_names_the_element_count():
+    with pytest.raises(ShapeError, match=r"\[3\]"):
+        parameter([1.0, 2.0, 3.0], name="v").T
+    with pytest.raises(ShapeError) as info:
+        parameter(np.ones((2, 3)), name="m").reshape(4, -1)
+    assert "6 elements" in str(info.value)
+    assert info.value.left == (2, 3) and info.value.right == (4, -1)
+
+
+def test_batched_matmul_matches_a_loop_over_the_batch():
+    rng = np.random.default_rng(3)
+    a0, b0 = rng.normal(size=(4, 3, 5)), rng.normal(size=(5, 2))
+    seed = rng.normal(size=(4, 3, 2))
+    a, b = parameter(a0, name="a"), parameter(b0, name="b")
+    (a @ b).backward_with_seed(seed)
+    np.testing.assert_allclose(b.grad, sum(a0[i].T @ seed[i] for i in range(4)), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(a.grad, np.stack([seed[i] @ b0.T for i in range(4)]), rtol=1e-13, atol=1e-13)
 
 
 # --------------------------------------------------------------------- retain_graph
@@ -403,6 +604,59 @@ def test_leaf_gradients_do_not_alias_the_seed_or_each_other():
     seed[:] = 100.0
     x.grad[:] = -7.0
     np.testing.assert_array_equal(z.grad, [1.0, 1.0])
+
+
+def test_backward_never_writes_into_the_seed_even_when_it_flows_into_a_shared_node():
+    # h receives the seed itself (through both edges of h + h), then a fresh
+    # buffer from the scale edge: three contributions to one intermediate.
+    x = parameter([0.5, -1.0, 2.0], name="x")
+    seed = np.array([1.0, -2.0, 0.25])
+    kept = seed.copy()
+    h = x.tanh()
+    ((h + h) + h.scale(3.0)).backward_with_seed(seed)
+    np.testing.assert_array_equal(seed, kept)
+    np.testing.assert_array_equal(x.grad, (seed + seed + seed * 3.0) * (1.0 - np.tanh(x.data) ** 2))
+
+
+def test_a_shared_intermediate_with_many_consumers_sums_them_in_consumer_order():
+    # Five consumers of h; the engine adds their contributions in a fixed order,
+    # so the result equals that left-to-right sum to the last bit, run after run.
+    x0 = np.array([0.3, -0.7, 1.1])
+    seed = np.array([0.9, -0.4, 0.6])
+
+    def run() -> np.ndarray:
+        x = parameter(x0, name="x")
+        h = x * 1.5
+        (h.tanh() + h.square() + h.scale(-0.25) + h.relu() + (h * h.tanh())).backward_with_seed(seed)
+        return x.grad
+
+    first, second = run(), run()
+    assert first.tobytes() == second.tobytes()
+    h0 = x0 * 1.5
+    t = np.tanh(h0)
+    expected = seed * ((1.0 - t * t) + 2.0 * h0 - 0.25 + (h0 > 0) + t + h0 * (1.0 - t * t)) * 1.5
+    np.testing.assert_allclose(first, expected, rtol=1e-14, atol=0)
+
+
+def test_a_later_backward_does_not_change_a_gradient_array_read_earlier():
+    x = parameter([1.0, -2.0], name="x")
+    w = parameter([[0.5, 1.0], [-1.0, 0.25]], name="w")
+    y = (x @ w).tanh()
+    y.backward_with_seed([1.0, 1.0], retain_graph=True)
+    first_x, first_w = x.grad, w.grad
+    kept_x, kept_w = first_x.copy(), first_w.copy()
+    y.backward_with_seed([1.0, 1.0])
+    np.testing.assert_array_equal(first_x, kept_x)
+    np.testing.assert_array_equal(first_w, kept_w)
+    np.testing.assert_array_equal(x.grad, 2.0 * kept_x)
+    np.testing.assert_array_equal(w.grad, 2.0 * kept_w)
+
+
+def test_a_scalar_parameter_gets_an_ndarray_gradient():
+    x = parameter(2.0, name="x")
+    (x * x).backward()
+    assert isinstance(x.grad, np.ndarray) and x.grad.shape == ()
+    assert float(x.grad) == 4.0
 
 
 def test_backward_on_a_leaf_sets_its_own_gradient():

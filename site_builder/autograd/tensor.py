@@ -5,10 +5,18 @@ vector-Jacobian product that sends an output gradient back to each parent.
 ``backward_with_seed`` walks the graph once in reverse topological order and
 adds every edge's contribution into its parent, so a tensor used twice (for
 example ``x + x``) receives the sum of both edges.
+
+A VJP never writes into the gradient it is given, and for each parent it
+returns either that gradient (or a view of it) or an array it has just
+allocated and that nothing else holds. The backward pass relies on this: it
+adds a second contribution in place only into such a fresh array, so it never
+writes into the seed, a leaf's ``.grad`` or a buffer another node still holds,
+and the sum is the same float as ``earlier + later``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
@@ -42,8 +50,15 @@ def _as_array(value: object) -> np.ndarray:
     return np.array(value, dtype=np.float64)
 
 
+def _is_fresh(array: object, given: np.ndarray) -> bool:
+    """Whether a VJP's result is a buffer of its own (not the gradient it was given, nor a view)."""
+    return type(array) is np.ndarray and array.base is None and array is not given
+
+
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` back down to ``shape``, undoing NumPy broadcasting."""
+    if grad.shape == shape:
+        return grad
     extra = grad.ndim - len(shape)
     if extra > 0:
         grad = grad.sum(axis=tuple(range(extra)))
@@ -53,10 +68,56 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return grad.reshape(shape)
 
 
+def _axes(axis: object, shape: tuple[int, ...], action: str) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple of ints, negative from the end) as sorted non-negative axes.
+
+    ``action`` completes "cannot ... shape [..]" in an error message ("sum", "take the max of").
+    """
+    ndim = len(shape)
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    axes: list[int] = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(f"axis must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= item < ndim:
+            raise ShapeError(
+                f"cannot {action} shape {shape_text(shape)} over axis {int(item)}: it has {ndim} axes", shape, ()
+            )
+        axes.append(int(item) % ndim)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"cannot {action} shape {shape_text(shape)} over axis {axis!r}: an axis repeats", shape, ())
+    return tuple(sorted(axes))
+
+
+def _kept_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with each reduced axis kept as a 1: the shape a keepdims reduction returns."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """Raise a ShapeError naming both shapes unless NumPy's matmul accepts them."""
+
+    def fail(why: str) -> ShapeError:
+        return ShapeError(f"cannot matmul shapes {shape_text(a)} and {shape_text(b)}: {why}", a, b)
+
+    if not a or not b:
+        raise fail("each operand needs at least one axis (multiply by a scalar with *)")
+    inner = b[-2] if len(b) >= 2 else b[0]
+    if a[-1] != inner:
+        raise fail(f"inner dimensions must agree ({a[-1]} != {inner})")
+    if len(a) > 2 and len(b) > 2:  # otherwise one side has no batch axes, which always broadcasts
+        try:
+            np.broadcast_shapes(a[:-2], b[:-2])
+        except ValueError:
+            raise fail(f"batch dimensions {shape_text(a[:-2])} and {shape_text(b[:-2])} do not broadcast") from None
+
+
 class Tensor:
     """A float64 array that remembers how it was computed."""
 
-    __slots__ = ("data", "grad", "name", "requires_grad", "op", "_parents", "_vjp", "_released")
+    __slots__ = ("data", "grad", "name", "requires_grad", "op", "_parents", "_vjp")
 
     # Make NumPy defer to our reflected operators: without this, ``ndarray + Tensor``
     # silently builds an object array of Tensors and the gradient is lost.
@@ -79,12 +140,11 @@ class Tensor:
         self.op = op
         self._parents = parents
         self._vjp = vjp
-        self._released = False
 
     # ------------------------------------------------------------------ basics
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.data.shape)
+        return self.data.shape
 
     @property
     def is_leaf(self) -> bool:
@@ -110,14 +170,26 @@ class Tensor:
         return value if isinstance(value, Tensor) else Tensor(value)
 
     def _make(self, data: np.ndarray, op: str, parents: tuple["Tensor", ...], vjp: VJP) -> "Tensor":
-        needs = any(p.requires_grad for p in parents)
-        return Tensor(
-            data,
-            requires_grad=needs,
-            op=op,
-            parents=parents if needs else (),
-            vjp=vjp if needs else None,
-        )
+        """An op's result: tracked (keeping ``parents`` and ``vjp``) when any parent is, a constant otherwise.
+
+        ``data`` is the op's own new array, so it is kept as it is, not copied.
+        """
+        out = _new_tensor(Tensor)
+        # An op on 0-d arrays returns a NumPy scalar; every tensor holds an ndarray.
+        out.data = data if type(data) is np.ndarray else np.asarray(data, dtype=np.float64)
+        out.grad = None
+        out.name = None
+        out.op = op
+        for parent in parents:
+            if parent.requires_grad:
+                out.requires_grad = True
+                out._parents = parents
+                out._vjp = vjp
+                return out
+        out.requires_grad = False
+        out._parents = ()
+        out._vjp = None
+        return out
 
     # -------------------------------------------------------------------- ops
     def __add__(self, other: "Tensor | object") -> "Tensor":
@@ -161,6 +233,8 @@ class Tensor:
         return Tensor._lift(other) - self
 
     def __mul__(self, other: "Tensor | object") -> "Tensor":
+        if type(other) is float or type(other) is int:
+            return self.scale(other)
         if not isinstance(other, Tensor) and np.ndim(other) == 0:
             return self.scale(float(other))  # type: ignore[arg-type]
         other = Tensor._lift(other)
@@ -175,11 +249,15 @@ class Tensor:
             ) from None
         a, b = self.data, other.data
         a_shape, b_shape = self.shape, other.shape
+        need_a, need_b = self.requires_grad, other.requires_grad
         return self._make(
             out,
             "mul",
             (self, other),
-            lambda g: (unbroadcast(g * b, a_shape), unbroadcast(g * a, b_shape)),
+            lambda g: (
+                unbroadcast(g * b, a_shape) if need_a else None,
+                unbroadcast(g * a, b_shape) if need_b else None,
+            ),
         )
 
     __rmul__ = __mul__
@@ -200,55 +278,221 @@ class Tensor:
         a = self.data
         return self._make(a * a, "square", (self,), lambda g: (g * 2.0 * a,))
 
-    def __matmul__(self, other: "Tensor | object") -> "Tensor":
+    def __truediv__(self, other: "Tensor | object") -> "Tensor":
+        if not isinstance(other, Tensor) and np.ndim(other) == 0:
+            divisor = float(other)  # type: ignore[arg-type]
+            return self._make(self.data / divisor, "div", (self,), lambda g: (g / divisor,))
         other = Tensor._lift(other)
-        a, b = self.data, other.data
-        if a.ndim not in (1, 2) or b.ndim not in (1, 2) or a.shape[-1] != b.shape[0]:
+        try:
+            out = self.data / other.data
+        except ValueError:
             raise ShapeError(
-                f"cannot matmul shapes {shape_text(a.shape)} and {shape_text(b.shape)}: "
-                "inner dimensions must agree (vector or matrix operands only)",
+                f"cannot divide shape {shape_text(self.shape)} by {shape_text(other.shape)}: "
+                "they do not broadcast",
                 self.shape,
                 other.shape,
-            )
-        out = a @ b
-
-        def vjp(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            if a.ndim == 1 and b.ndim == 1:  # dot product, g is a scalar
-                return g * b, g * a
-            if a.ndim == 1:  # [n] @ [n,m] -> [m]
-                return g @ b.T, np.outer(a, g)
-            if b.ndim == 1:  # [k,n] @ [n] -> [k]
-                return np.outer(g, b), a.T @ g
-            return g @ b.T, a.T @ g  # [k,n] @ [n,m] -> [k,m]
-
-        return self._make(out, "matmul", (self, other), vjp)
-
-    def sum(self, axis: int | None = None) -> "Tensor":
-        a_shape = self.shape
-        if axis is None:
-            return self._make(
-                np.array(self.data.sum()), "sum", (self,), lambda g: (np.broadcast_to(g, a_shape).copy(),)
-            )
-        if not -len(a_shape) <= axis < len(a_shape):
-            raise ShapeError(
-                f"cannot sum shape {shape_text(a_shape)} over axis {axis}", a_shape, ()
-            )
-        ax = axis % len(a_shape)
+            ) from None
+        b = other.data
+        a_shape, b_shape = self.shape, other.shape
+        need_a, need_b = self.requires_grad, other.requires_grad
         return self._make(
-            self.data.sum(axis=ax),
-            f"sum{ax}",
-            (self,),
-            lambda g: (np.broadcast_to(np.expand_dims(g, ax), a_shape).copy(),),
+            out,
+            "div",
+            (self, other),
+            lambda g: (
+                unbroadcast(g / b, a_shape) if need_a else None,
+                unbroadcast(-(g * out) / b, b_shape) if need_b else None,  # d(a/b)/db = -(a/b)/b
+            ),
         )
 
+    def __rtruediv__(self, other: object) -> "Tensor":
+        return Tensor._lift(other) / self
+
+    # ------------------------------------------------------------------ matmul
+    def __matmul__(self, other: "Tensor | object") -> "Tensor":
+        """NumPy's matmul: vectors, matrices, and stacks of matrices whose batch axes broadcast."""
+        other = Tensor._lift(other)
+        a, b = self.data, other.data
+        _check_matmul(a.shape, b.shape)
+        out = a @ b
+        need_a, need_b = self.requires_grad, other.requires_grad
+
+        if a.ndim <= 2 and b.ndim <= 2:
+
+            def vjp(g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+                if a.ndim == 1 and b.ndim == 1:  # dot product, g is a scalar
+                    return g * b if need_a else None, g * a if need_b else None
+                if a.ndim == 1:  # [n] @ [n,m] -> [m]
+                    return g @ b.T if need_a else None, np.outer(a, g) if need_b else None
+                if b.ndim == 1:  # [k,n] @ [n] -> [k]
+                    return np.outer(g, b) if need_a else None, a.T @ g if need_b else None
+                return g @ b.T if need_a else None, a.T @ g if need_b else None  # [k,n] @ [n,m] -> [k,m]
+
+            return self._make(out, "matmul", (self, other), vjp)
+
+        def batched_vjp(g: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+            # A vector operand is a one-row (left) or one-column (right) matrix, as NumPy treats it.
+            a2 = a[np.newaxis, :] if a.ndim == 1 else a
+            b2 = b[:, np.newaxis] if b.ndim == 1 else b
+            g2 = np.expand_dims(g, -2) if a.ndim == 1 else g
+            g2 = np.expand_dims(g2, -1) if b.ndim == 1 else g2
+            grad_a = grad_b = None
+            if need_a:
+                grad_a = unbroadcast(g2 @ np.swapaxes(b2, -1, -2), a2.shape)
+                grad_a = grad_a.reshape(a.shape) if a.ndim == 1 else grad_a
+            if need_b:
+                if b2.ndim == 2:  # one matrix for every batch row: a single product sums over all of them
+                    grad_b = a2.reshape(-1, a2.shape[-1]).T @ g2.reshape(-1, g2.shape[-1])
+                else:
+                    grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)
+                grad_b = grad_b.reshape(b.shape) if b.ndim == 1 else grad_b
+            return grad_a, grad_b
+
+        return self._make(out, "matmul", (self, other), batched_vjp)
+
+    # -------------------------------------------------------------- reductions
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+        """Sum over ``axis`` (an int, a tuple of ints, negative counting from the end; None: all)."""
+        a_shape = self.shape
+        if axis is None:
+            out, axes = self.data.sum(keepdims=keepdims), tuple(range(len(a_shape)))
+        else:
+            axes = _axes(axis, a_shape, "sum")
+            out = self.data.sum(axis=axes, keepdims=keepdims)
+        kept = _kept_shape(a_shape, axes)
+
+        def vjp(g: np.ndarray) -> tuple[np.ndarray]:
+            grad = np.empty(a_shape)
+            grad[...] = g.reshape(kept)  # g copied along every summed axis
+            return (grad,)
+
+        return self._make(out, "sum" if axis is None else "sum" + ",".join(map(str, axes)), (self,), vjp)
+
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+        """The sum over ``axis`` divided by how many elements it adds (the float ``np.mean`` gives)."""
+        axes = _axes(axis, self.shape, "take the mean of")
+        count = math.prod(self.shape[i] for i in axes)
+        if count == 0:
+            raise ShapeError(
+                f"cannot take the mean of shape {shape_text(self.shape)} over axis {axis}: it has no elements",
+                self.shape,
+                (),
+            )
+        return self.sum(axis, keepdims) / count
+
+    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+        """The largest element over ``axis``.
+
+        The gradient goes to one element only: where the maximum occurs more than
+        once, to the first occurrence in row-major order over the reduced axes
+        (the element ``np.argmax`` picks).
+        """
+        a = self.data
+        axes = _axes(axis, a.shape, "take the max of")
+        if any(a.shape[i] == 0 for i in axes):
+            raise ShapeError(
+                f"cannot take the max of shape {shape_text(a.shape)} over axis {axis}: it has no elements",
+                a.shape,
+                (),
+            )
+
+        def vjp(g: np.ndarray) -> tuple[np.ndarray]:
+            kept = [i for i in range(a.ndim) if i not in axes]
+            rows = np.transpose(a, kept + list(axes)).reshape([a.shape[i] for i in kept] + [-1])
+            first = np.zeros(rows.shape, dtype=bool)
+            np.put_along_axis(first, rows.argmax(axis=-1)[..., np.newaxis], True, axis=-1)
+            mask = first.reshape([a.shape[i] for i in kept + list(axes)]).transpose(np.argsort(kept + list(axes)))
+            return (np.where(mask, g.reshape(_kept_shape(a.shape, axes)), 0.0),)
+
+        return self._make(a.max(axis=axes, keepdims=keepdims), "max", (self,), vjp)
+
+    # ------------------------------------------------------- elementwise maps
     def tanh(self) -> "Tensor":
         t = np.tanh(self.data)
         return self._make(t, "tanh", (self,), lambda g: (g * (1.0 - t * t),))
 
     def relu(self) -> "Tensor":
-        mask = (self.data > 0).astype(np.float64)
+        a = self.data
         # np.maximum, not data * mask: -inf * 0 is nan and -1 * 0 is -0.0.
-        return self._make(np.maximum(self.data, 0.0), "relu", (self,), lambda g: (g * mask,))
+        return self._make(np.maximum(a, 0.0), "relu", (self,), lambda g: (g * (a > 0.0),))
+
+    def exp(self) -> "Tensor":
+        out = np.exp(self.data)
+        return self._make(out, "exp", (self,), lambda g: (g * out,))
+
+    def log(self) -> "Tensor":
+        """Natural logarithm (NumPy's: -inf at 0, nan below)."""
+        a = self.data
+        return self._make(np.log(a), "log", (self,), lambda g: (g / a,))
+
+    def sqrt(self) -> "Tensor":
+        out = np.sqrt(self.data)
+        return self._make(out, "sqrt", (self,), lambda g: (g / (2.0 * out),))
+
+    def sigmoid(self) -> "Tensor":
+        """1 / (1 + e^-x), computed from e^-|x| so no exponential overflows."""
+        a = self.data
+        e = np.exp(-np.abs(a))
+        out = np.where(a >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+        return self._make(out, "sigmoid", (self,), lambda g: (g * (out * (1.0 - out)),))
+
+    # ---------------------------------------------------------- shape and index
+    def reshape(self, *shape: int | Sequence[int]) -> "Tensor":
+        """The same elements in row-major order under a new shape (``-1`` once: inferred)."""
+        dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
+        target = tuple(int(d) for d in dims)  # type: ignore[union-attr]
+        a_shape = self.shape
+        try:
+            out = self.data.reshape(target)
+        except ValueError:
+            raise ShapeError(
+                f"cannot reshape shape {shape_text(a_shape)} ({self.data.size} elements) "
+                f"into {shape_text(target)}",
+                a_shape,
+                target,
+            ) from None
+        return self._make(out, "reshape", (self,), lambda g: (g.reshape(a_shape),))
+
+    def transpose(self) -> "Tensor":
+        """Swap the last two axes: a matrix's transpose, or each matrix's in a stack of them."""
+        if self.data.ndim < 2:
+            raise ShapeError(
+                f"transpose swaps the last two axes, but shape {shape_text(self.shape)} has fewer than two",
+                self.shape,
+                (),
+            )
+        out = np.swapaxes(self.data, -1, -2)
+        return self._make(out, "transpose", (self,), lambda g: (np.swapaxes(g, -1, -2),))
+
+    @property
+    def T(self) -> "Tensor":
+        return self.transpose()
+
+    def __getitem__(self, index: object) -> "Tensor":
+        """NumPy indexing: ints, slices, integer or boolean arrays, and tuples of them.
+
+        The gradient scatters back to the positions read; a position read
+        more than once (a repeated index) collects every read's gradient.
+        """
+        parts = index if isinstance(index, tuple) else (index,)
+        if any(isinstance(part, Tensor) for part in parts):
+            raise TypeError("index a Tensor with ints, slices or integer arrays, not with a Tensor (use its .data)")
+        a_shape = self.shape
+        try:
+            out = self.data[index]  # type: ignore[index]
+        except IndexError as error:
+            raise IndexError(f"cannot index shape {shape_text(a_shape)} with {index!r}: {error}") from None
+
+        def vjp(g: np.ndarray) -> tuple[np.ndarray]:
+            grad = np.zeros(a_shape)
+            np.add.at(grad, index, g)  # type: ignore[arg-type]
+            return (grad,)
+
+        return self._make(out, "index", (self,), vjp)
+
+    def detach(self) -> "Tensor":
+        """The same values as a constant: nothing flows back through it."""
+        return self._make(self.data, "detach", (), lambda g: ())
 
     # --------------------------------------------------------------- backward
     def backward(self) -> None:
@@ -264,7 +508,7 @@ class Tensor:
 
     def backward_with_seed(self, seed: object, *, retain_graph: bool = False) -> None:
         """Back-propagate ``seed`` (the upstream gradient, same shape as this tensor)."""
-        seed_array = _as_array(seed)
+        seed_array = np.asarray(seed, dtype=np.float64)  # read, never written: no copy needed
         if seed_array.shape != self.data.shape:
             raise ShapeError(
                 f"seed shape {shape_text(seed_array.shape)} does not match tensor shape "
@@ -276,27 +520,49 @@ class Tensor:
             raise AutogradError(f"{self!r} does not require a gradient: nothing to back-propagate")
         order = self._topological_order()
         grads: dict[int, np.ndarray] = {id(self): seed_array}
+        owned: set[int] = set()  # nodes whose pending gradient is a fresh buffer nothing else holds
         for node in order:
-            g = grads.pop(id(node), None)
+            key = id(node)
+            g = grads.pop(key, None)
             if g is None:
                 continue
-            if node.is_leaf:
-                node.grad = g.copy() if node.grad is None else node.grad + g
+            parents = node._parents
+            if not parents:  # a leaf
+                if node.grad is not None:
+                    node.grad = node.grad + g
+                elif key in owned:
+                    node.grad = g
+                else:
+                    node.grad = np.array(g, dtype=np.float64)  # a copy: g may be the seed or shared
                 continue
-            if node._released or node._vjp is None:
+            vjp = node._vjp
+            if vjp is None:
                 raise GraphReleasedError(
                     f"the graph through {node!r} was already released by an earlier backward; "
                     "pass retain_graph=True to the first backward to run another"
                 )
-            for parent, pg in zip(node._parents, node._vjp(g)):
+            for parent, pg in zip(parents, vjp(g)):
                 if pg is None or not parent.requires_grad:
                     continue
-                key = id(parent)
-                grads[key] = pg if key not in grads else grads[key] + pg
+                pkey = id(parent)
+                earlier = grads.get(pkey)
+                if earlier is None:
+                    grads[pkey] = pg
+                    if _is_fresh(pg, g):
+                        owned.add(pkey)
+                elif pkey in owned:
+                    np.add(earlier, pg, out=earlier)
+                elif _is_fresh(pg, g):
+                    grads[pkey] = np.add(pg, earlier, out=pg)  # addition commutes: the bits of earlier + pg
+                    owned.add(pkey)
+                else:
+                    total = earlier + pg
+                    grads[pkey] = total
+                    if type(total) is np.ndarray:
+                        owned.add(pkey)
         if not retain_graph:
             for node in order:
-                if not node.is_leaf:
-                    node._released = True
+                if node._parents:
                     node._vjp = None
 
     def leaves(self) -> list["Tensor"]:
@@ -304,24 +570,32 @@ class Tensor:
         return [node for node in self._topological_order() if node.is_leaf and node.requires_grad]
 
     def _topological_order(self) -> list["Tensor"]:
-        """Nodes reachable from self, each after every node that uses it."""
+        """Nodes reachable from self, each after every node that uses it.
+
+        A depth-first search that marks a node when it is expanded; the ``None``
+        pushed above a node says "its parents are all placed: place it next".
+        """
         order: list[Tensor] = []
         seen: set[int] = set()
-        stack: list[tuple[Tensor, bool]] = [(self, False)]
+        stack: list[Tensor | None] = [self]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
+            node = stack.pop()
+            if node is None:
+                order.append(stack.pop())  # type: ignore[arg-type]
                 continue
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            stack.append((node, True))
+            stack.append(node)
+            stack.append(None)
             for parent in node._parents:
                 if parent.requires_grad and id(parent) not in seen:
-                    stack.append((parent, False))
+                    stack.append(parent)
         order.reverse()
         return order
+
+
+_new_tensor = object.__new__
 
 
 def tensor(data: object, *, name: str | None = None) -> Tensor:

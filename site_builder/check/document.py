@@ -22,8 +22,9 @@ compared with its source instead of read for numbers.
 Sub- and superscripts: the text of an HTML ``<sub>`` or ``<sup>`` is read as
 its own run, so a number in it is a number even right after a letter
 (``x<sub>2</sub>`` is flagged; write an index in math). In MathML, a subscript
-that is only digits (``W_2``, ``\\log_{10}``) is an index, not a quantity:
-the math renderer refuses every other typed digit.
+made of letters and whole numbers joined by ``+``, ``−`` or commas (``W_2``,
+``x_{l+1}``, ``\\log_{10}``) is an index, not a quantity: the math renderer
+refuses a typed digit anywhere else.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from lxml import etree
 
 from ..errors import shown
-from ..facts import FORMATS, UnknownFact, format_fact
+from ..facts import FORMATS, UnknownFact, format_fact, formatter
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
 from .numbers import ALLOWED, Allowed, Found, scan
@@ -289,8 +290,8 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
         if key in facts.ambiguous:
             fail("a key with one value across the site", f"different values on {', '.join(facts.ambiguous[key])}")
             continue
-        if fmt not in FORMATS:
-            fail(f"a known format ({', '.join(sorted(FORMATS))})", f"data-format={fmt!r}")
+        if formatter(fmt) is None:
+            fail(f"a known format ({', '.join(sorted(FORMATS))}, bool:YES|NO)", f"data-format={fmt!r}")
             continue
         try:
             expected = format_fact(facts.values, key, fmt)
@@ -470,12 +471,14 @@ class _Flat:
         return "".join(self.chunks)
 
 
-def _is_index(el: etree._Element, parent: str, position: int) -> bool:
-    """A MathML subscript that is only digits (``W_2``, ``\\log_{10}``): an index, not a quantity.
+_INDEX = re.compile(r"(?:[^\W\d_]+|[0-9]+)(?:[+\-\u2212,](?:[^\W\d_]+|[0-9]+))*")
 
-    The math renderer refuses every other typed digit, so nothing else can hide here.
-    """
-    return parent in MATHML_SUBSCRIPT_PARENTS and position == 1 and _text(el).isdigit() and _text(el).isascii()
+
+def _is_index(el: etree._Element, parent: str, position: int) -> bool:
+    """A MathML subscript that is an index, not a quantity: letters and whole numbers joined by ``+``, ``−`` or
+    commas (``W_2``, ``x_{l+1}``, ``\\log_{10}``). The math renderer refuses a typed digit anywhere else; a
+    subscript with a decimal point or any other sign is read as numbers."""
+    return parent in MATHML_SUBSCRIPT_PARENTS and position == 1 and bool(_INDEX.fullmatch(_WS.sub("", _text(el))))
 
 
 def _verified(el: etree._Element) -> bool:

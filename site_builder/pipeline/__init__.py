@@ -171,7 +171,8 @@ class Pipeline:
         pages = list(project.pages() if pages is None else pages)
         everything = project.pages()
         shared = site_facts(everything)
-        keys = {p.slug: self._key(p) for p in pages} if use_cache else {}
+        roots = cache.Roots(project.pages_dir)
+        keys = {p.slug: self._key(p, roots) for p in pages} if use_cache else {}
         if use_cache and len(pages) == len(everything):
             self._prune({p.slug for p in everything})
         runs: dict[str, PageRun] = {}
@@ -201,9 +202,9 @@ class Pipeline:
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]
 
-    def _key(self, page: Page) -> str:
+    def _key(self, page: Page, roots: cache.Roots) -> str:
         try:
-            return cache.cache_key(page.folder, self.project.pages_dir)
+            return cache.cache_key(page.folder, self.project.pages_dir, roots)
         except OSError as exc:
             raise os_error(exc, None, "cannot read a source of the fixtures") from None
 

@@ -12,13 +12,14 @@ Template globals (every number a template shows goes through one of these):
 ``keys(key)``                      ``["key[0]", "key[1]", …]`` for a vector-valued fact
 ``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` / ``\\lit`` macros (:mod:`.math`)
 ``diagram(template, id, title, description)``   inline SVG in a scrollable region (:mod:`.diagrams`)
-``chart(svg, label)``              a chart the page's figures drew, in the same scrollable region
+``chart(svg)``                     a chart the page's figures drew; it fits its column, so it never scrolls
 ``swatch(role)``                   a legend sample of a diagram role's line style or border
 ``excerpt(path, region)``          a live code excerpt: a file of the page folder, or ``site_builder/…``
 ``cite(id)``                       a citation declared in page.toml, linked, its year and ids verified
 ``literal(id, fmt)``               a literal number declared in page.toml
 ``href(slug, anchor)``             a link target to another generated page
 ``title_of(slug)``                 another generated page's title
+``has_page(slug)``                 whether a page folder of that slug exists (to link to it once it does)
 ``downloads``                      ``[{"name", "kind", "href"}]`` published beside the page
 """
 
@@ -78,7 +79,8 @@ def code_figure(source: str, path: str, region: str, code: str, language: str) -
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name
 
-    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
+    # One line of HTML (line breaks as character references): no blank line can end the block early.
+    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True)).replace("\n", "&#10;")
     return (
         f'<figure class="code-excerpt" data-source="{escape(source)}">'
         f"<figcaption><code>{escape(path)}</code>, region <code>{escape(region)}</code></figcaption>"
@@ -156,9 +158,9 @@ class PageRenderer:
             value = book.value(key)
             return [f"{key}[{i}]" for i in range(len(value))]
 
-        def math(latex: str) -> Markup:
+        def math(latex: str, spoken: str | None = None) -> Markup:
             # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
-            return Markup(f'<span class="math-inline">{maths.render(latex)}</span>')
+            return Markup(f'<span class="math-inline">{maths.render(latex, spoken=spoken)}</span>')
 
         def display_math(latex: str) -> Markup:
             return Markup(f'<div class="math-block">{maths.render(latex, display=True)}</div>')
@@ -184,8 +186,8 @@ class PageRenderer:
             found = extract_region(root, shown_path, region)
             return Markup(code_figure(found.source, found.path, found.name, found.text, language))
 
-        def chart(svg: str, label: str) -> Markup:
-            return _scroll_region(label, svg)
+        def chart(svg: str) -> Markup:
+            return Markup(f'<div class="chart-box">{svg}</div>')
 
         def swatch(role: str) -> Markup:
             return Markup(legend_swatch(role, page.node_roles, page.edge_roles))
@@ -212,6 +214,9 @@ class PageRenderer:
         def title_of(slug: str) -> str:
             return self._page(slug).title
 
+        def has_page(slug: str) -> bool:
+            return slug in self.pages
+
         context.update(
             page=page,
             tv=tv,
@@ -227,6 +232,7 @@ class PageRenderer:
             literal=literal,
             href=href,
             title_of=title_of,
+            has_page=has_page,
             downloads=downloads,
         )
         try:
