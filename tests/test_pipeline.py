@@ -228,3 +228,30 @@ def test_an_interrupted_run_leaves_no_fixture_process_behind(tmp_path):
         Log().pipeline(project).run()
     with pytest.raises(ProcessLookupError):
         os.kill(int(started.read_text()), 0)
+
+
+def test_site_builder_terminated_stops_its_fixture_processes_and_says_so_in_one_line(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    shutil.copytree(ROOT / "pages" / "path_expansion", tmp_path / "pages" / "path_expansion",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n", encoding="utf-8")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    started = tmp_path / "started"
+    text = fixtures.read_text(encoding="utf-8").replace("import itertools\n", "import itertools\nimport os\nimport time\n", 1)
+    fixtures.write_text(text.replace("    weights = [", f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n"
+                                     "    time.sleep(600)\n    weights = [", 1), encoding="utf-8")
+    command = subprocess.Popen([sys.executable, "-m", "site_builder.cli", "trace", "--page", "path_expansion"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not started.exists() or not started.read_text():
+        assert command.poll() is None, command.communicate()
+        time.sleep(0.02)
+    command.send_signal(signal.SIGTERM)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 128 + signal.SIGTERM and err == "site-builder: terminated\n", err
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(started.read_text()), 0)
