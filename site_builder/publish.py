@@ -127,25 +127,34 @@ def clean_leftovers(site: Path, warn: Warn) -> None:
 
 def remove_tree(path: Path, warn: Warn) -> None:
     """Remove ``path`` and everything in it, read-only folders included; what stays is one warning."""
-
-    def writable_and_retry(function: Callable[..., object], target: str, info: object) -> None:
-        parent = os.path.dirname(target)
-        try:
-            for folder in (parent, target):
-                if os.path.isdir(folder) and not os.path.islink(folder):
-                    os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) | stat.S_IRWXU)
-            function(target)
-        except FileNotFoundError:
-            pass
-
     try:
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, onerror=writable_and_retry)
+            shutil.rmtree(path, onerror=_writable_and_again)
         elif os.path.lexists(path):
             path.unlink()
     except OSError as exc:
         warn(f"{os_error(exc, exc.filename or path, 'cannot remove a previous build')} "
              "(the next build tries again)")
+
+
+def _writable_and_again(function: Callable[..., object], target: str, info: object) -> None:
+    """``shutil.rmtree``'s error handler: make the folder and its parent writable by their owner, then try again.
+
+    A failed removal is done again; a folder that could not be opened or listed is removed whole. Whatever
+    still fails raises its OSError.
+    """
+    for folder in (os.path.dirname(target), target):
+        if folder and os.path.isdir(folder) and not os.path.islink(folder):
+            os.chmod(folder, stat.S_IMODE(os.lstat(folder).st_mode) | stat.S_IRWXU)
+    try:
+        if function in (os.rmdir, os.unlink, os.remove):
+            function(target)
+        elif os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        elif os.path.lexists(target):
+            os.unlink(target)
+    except FileNotFoundError:
+        pass
 
 
 _exchange: Callable[[bytes, bytes], int] | None = None

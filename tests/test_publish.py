@@ -146,3 +146,14 @@ def test_a_lock_that_cannot_be_created_is_one_line(tmp_path):
     (tmp_path / "parent").write_text("a file where a folder should be", encoding="utf-8")
     with pytest.raises(FileAccessError, match="cannot create the build lock"):
         publish.SiteLock(tmp_path / "parent" / "site", lambda line: None).acquire()
+
+
+def test_a_folder_that_could_not_be_opened_is_made_writable_and_removed_whole(tmp_path):
+    old = site_with(tmp_path / ".site-site-old-0123456789ab", "old")
+    (old / "sub").chmod(0)
+    publish._writable_and_again(os.open, str(old / "sub"), None)  # what rmtree calls when it cannot open a folder
+    assert not (old / "sub").exists()
+    (old / "index.html").chmod(stat.S_IRUSR)
+    old.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    publish._writable_and_again(os.unlink, str(old / "index.html"), None)
+    assert not (old / "index.html").exists()
