@@ -41,7 +41,7 @@ def _check(args: argparse.Namespace) -> int:
     from . import check
     from .project import Project
 
-    return check.run(Path(args.site_dir), Project.find())
+    return check.run(Path(args.site_dir), Project.find(), fresh=args.fresh)
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -89,8 +89,10 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--page", required=True, metavar="SLUG", help="which page (its folder's name; see `pages`)")
         p.add_argument("--write-golden", action="store_true", help="write it to the page's golden file instead")
         p.set_defaults(action=_output)
-    check = sub.add_parser("check", help="verify every number on a built site against a fresh run")
+    check = sub.add_parser("check", help="verify every number on a built site against the fixtures' runs")
     check.add_argument("site_dir", nargs="?", default="site", help="built site folder (default: site)")
+    check.add_argument("--fresh", action="store_true",
+                       help="run every page's fixtures again instead of reusing the cache entries proven current")
     check.set_defaults(action=_check)
     new = sub.add_parser("new", help="write a new, working page folder")
     new.add_argument("slug", help="the folder's name: lower-case letters, digits and '_'")

@@ -168,23 +168,103 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on(tmp_pat
     log = Log()
     (run,) = log.pipeline(project).run()
     assert run.trace_text == golden("path_expansion")
-    assert len(log.warnings) == 1 and log.warnings[0].startswith(".cache/fixtures/path_expansion.json: cannot write")
+    # One warning per cache that cannot be written: the fixture results and the import lists of the sources.
+    assert len(log.warnings) == 2, log.warnings
+    assert log.warnings[0].startswith(".cache/imports.json: cannot write")
+    assert log.warnings[1].startswith(".cache/fixtures/path_expansion.json: cannot write")
 
 
-def test_an_entry_forged_with_a_matching_checksum_does_not_fool_the_checker(tmp_path):
+def _forge(path: Path, body: bytes) -> None:
+    """Write an entry as someone without this user's key could: a matching SHA-256, any HMAC."""
+    import hashlib
+
+    path.write_bytes(hashlib.sha256(body).hexdigest().encode() + b" " + b"0" * 64 + b"\n" + body)
+
+
+def test_an_entry_forged_without_the_key_is_rerun_by_the_build_and_the_checker(tmp_path):
+    import json
+
+    from site_builder.check import collect
+    from site_builder.files import unseal
+
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    path = cache.entry_path(project.cache_dir, "path_expansion")
+    data = json.loads(unseal(path.read_bytes()))
+    true_value = data["derived"]["DERIVED.two-to-the-blocks"]
+    data["derived"]["DERIVED.two-to-the-blocks"] = 99
+    _forge(path, json.dumps(data, sort_keys=True).encode())
+    log = Log()
+    (built,) = log.pipeline(project).run()
+    assert not built.cached and built.facts["DERIVED.two-to-the-blocks"] == true_value
+    _forge(path, json.dumps(data, sort_keys=True).encode())
+    (checked,) = collect(project).pages
+    assert not checked.run.cached and checked.facts["DERIVED.two-to-the-blocks"] == true_value
+
+
+def test_the_checker_reuses_an_entry_this_user_sealed_and_fresh_reads_nothing(tmp_path):
     from site_builder.check import collect
 
     project = project_with(tmp_path, "path_expansion")
     Log().pipeline(project).run()
     path = cache.entry_path(project.cache_dir, "path_expansion")
     entry = cache.load(path)
-    assert entry is not None and "DERIVED.two-to-the-blocks" in entry.derived
+    assert entry is not None
     forged = {**entry.derived, "DERIVED.two-to-the-blocks": 99}
-    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))
-    (built,) = Log().pipeline(project).run()
-    assert built.cached and built.facts["DERIVED.two-to-the-blocks"] == 99  # what a build would publish
+    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))  # with the key
+    (reused,) = collect(project).pages
+    assert reused.run.cached and reused.facts["DERIVED.two-to-the-blocks"] == 99  # proven current: this user's
+    before = path.read_bytes()
+    (fresh,) = collect(project, fresh=True).pages
+    assert not fresh.run.cached and fresh.facts["DERIVED.two-to-the-blocks"] == entry.derived["DERIVED.two-to-the-blocks"]
+    assert path.read_bytes() == before, "--fresh neither reads nor writes the cache"
+
+
+def test_an_entry_made_for_other_sources_is_never_used_by_the_checker(tmp_path):
+    from site_builder.check import collect
+
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     (checked,) = collect(project).pages
-    assert checked.facts["DERIVED.two-to-the-blocks"] == entry.derived["DERIVED.two-to-the-blocks"]
+    assert not checked.run.cached
+
+
+def test_the_sealing_key_is_made_once_private_and_outside_the_checkout(tmp_path, monkeypatch):
+    import stat
+
+    from site_builder import files
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(files, "_KEYS", {})
+    key = files.seal_key()
+    path = tmp_path / "xdg" / "site-builder" / "seal.key"
+    assert path.read_bytes() == key and len(key) == files.KEY_BYTES
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    monkeypatch.setattr(files, "_KEYS", {})
+    assert files.seal_key() == key, "the same key on the next run"
+    sealed = files.seal(b"body")
+    assert files.unseal(sealed) == b"body"
+    assert files.unseal(sealed[:-1]) is None, "cut: damaged"
+    monkeypatch.setattr(files, "_KEYS", {})
+    path.write_bytes(b"x" * files.KEY_BYTES)  # another key: the entry is whole but not this user's
+    with pytest.raises(files.Foreign):
+        files.unseal(sealed)
+
+
+def test_a_key_others_can_read_is_not_used(tmp_path, monkeypatch):
+    from site_builder import files
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(files, "_KEYS", {})
+    monkeypatch.setattr(files, "_KEY_PROBLEMS", [])
+    path = tmp_path / "xdg" / "site-builder" / "seal.key"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"k" * files.KEY_BYTES)
+    path.chmod(0o644)
+    assert files.seal_key() != b"k" * files.KEY_BYTES
+    assert "other users" in (files.key_problem() or "")
 
 
 @pytest.mark.parametrize(

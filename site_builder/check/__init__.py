@@ -1,7 +1,10 @@
 """``site-builder check``: every number on a built site agrees with a fresh run of the fixtures.
 
-The check re-runs every page's fixtures once (:func:`setup`; the fixture
-cache is neither read nor written), then:
+The check takes every page's run once (:func:`setup`): from the fixture
+cache only where the entry is proven current (made for exactly the current
+sources, and sealed with an HMAC under this user's secret key, so an entry
+someone else wrote or forged is never trusted), the other pages run fresh;
+``--fresh`` runs every page and neither reads nor writes the cache. Then:
 
 1. compares each page's golden trace and report with the fresh run (a stale
    golden prints a unified diff and the command that refreshes it);
@@ -51,8 +54,11 @@ __all__ = [
 ]
 
 
-def run(site_dir: Path, project: Project | None = None) -> int:
-    """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised)."""
-    result = check_site(Path(site_dir), setup(project))
+def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) -> int:
+    """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised).
+
+    ``fresh`` re-runs every page's fixtures instead of using the entries of the fixture cache proven current.
+    """
+    result = check_site(Path(site_dir), setup(project, rerun=fresh))
     sys.stdout.write(result.render())
     return 0 if result.ok else 1

@@ -8,8 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..errors import SiteBuilderError
-from ..pipeline import FixtureRunError, PageRun, Pipeline, version_of
+from ..pipeline import Pipeline, version_of
 from ..pipeline.golden import compare
 from ..project import Page, Project
 from ..render.pages import served_folder
@@ -92,27 +91,22 @@ def html_path(page_path: str) -> str:
     return posixpath.join(served_folder(page_path), "index.html")
 
 
-def collect(project: Project, pipeline: Pipeline | None = None) -> Fresh:
-    """Every page's run, fresh: the fixture cache is neither read nor written, so the check never trusts what a
-    build stored there (an entry altered with a matching checksum would agree with the site it produced).
+def collect(project: Project, pipeline: Pipeline | None = None, *, fresh: bool = False) -> Fresh:
+    """Every page's run: a fixture-cache entry is used only where it is proven current (made for exactly the
+    current sources and sealed with this user's key, see :mod:`site_builder.files`); every other page runs
+    fresh. With ``fresh``, the cache is neither read nor written and every page runs.
 
     A page that fails is a finding.
     """
     pipeline = pipeline or Pipeline(project, warn=lambda line: None)
     pages = project.pages()
-    try:
-        runs: list[PageRun | str] = list(pipeline.run(pages, use_cache=False))
-    except FixtureRunError:
-        runs = []
-        for page in pages:  # find which pages fail, and keep the others
-            try:
-                runs.append(pipeline.run([page], use_cache=False)[0])
-            except SiteBuilderError as exc:
-                runs.append(str(exc))
+    failed: dict[str, str] = {}
+    runs = {run.page.slug: run for run in pipeline.run(pages, use_cache=not fresh, failed=failed)}
     out: list[FreshPage] = []
-    for page, run in zip(pages, runs):
-        if isinstance(run, str):
-            out.append(FreshPage(page, None, run))
+    for page in pages:
+        run = runs.get(page.slug)
+        if run is None:
+            out.append(FreshPage(page, None, failed.get(page.slug, "the fixtures gave no answer")))
             continue
         keys = layout_of(project.module(page, "trace").Trace).keys()
         out.append(FreshPage(page, run, None, keys, page.download_names(version_of(project, page))))

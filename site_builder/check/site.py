@@ -59,10 +59,14 @@ def setup(
     *,
     fresh: Fresh | None = None,
     goldens: Mapping[tuple[str, str], Path] | None = None,
+    rerun: bool = False,
 ) -> Setup:
-    """What a check compares a site against: the pages' runs, the source regions, the hand-written pages."""
+    """What a check compares a site against: the pages' runs, the source regions, the hand-written pages.
+
+    ``rerun`` runs every page's fixtures regardless of the cache (``site-builder check --fresh``).
+    """
     project = project or (fresh.project if fresh is not None else Project.find())
-    return Setup(fresh or collect(project), Sources(project.root), project.docs_dir, goldens)
+    return Setup(fresh or collect(project, fresh=rerun), Sources(project.root), project.docs_dir, goldens)
 
 
 def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:

@@ -164,15 +164,29 @@ class Pipeline:
                 process.wait()
 
     # ------------------------------------------------------------------ fixtures
-    def run(self, pages: Sequence[Page] | None = None, *, use_cache: bool = True) -> list[PageRun]:
-        """Every page's run, in navigation order: from the cache where it is current, the rest run fresh."""
+    def keys(self, pages: Sequence[Page]) -> dict[str, str]:
+        """Each page's fixture-cache key (the hash of every source its fixtures import, read and hashed now)."""
+        roots = cache.Roots(self.project.pages_dir, self.project.cache_dir / "imports.json")
+        keys = {p.slug: self._key(p, roots) for p in pages}
+        roots.memo.save(self.warn, self.project.display)
+        return keys
+
+    def run(self, pages: Sequence[Page] | None = None, *, use_cache: bool = True,
+            keys: Mapping[str, str] | None = None, failed: dict[str, str] | None = None) -> list[PageRun]:
+        """Every page's run, in navigation order: from the cache where it is current, the rest run fresh.
+
+        ``keys`` are the pages' cache keys when the caller computed them already. With ``failed``, a page whose
+        fixtures fail is left out of the answer and its one-line error put there (``mkdocs serve`` shows it);
+        without, the first failure is raised.
+        """
         project = self.project
         refresh_pages(project.pages_dir)  # an edited page module is read again (mkdocs serve rebuilds in one process)
         pages = list(project.pages() if pages is None else pages)
         everything = project.pages()
         shared = site_facts(everything)
-        roots = cache.Roots(project.pages_dir)
-        keys = {p.slug: self._key(p, roots) for p in pages} if use_cache else {}
+        if use_cache and keys is None:
+            keys = self.keys(pages)
+        keys = keys or {}
         if use_cache and len(pages) == len(everything):
             self._prune({p.slug for p in everything})
         runs: dict[str, PageRun] = {}
@@ -189,15 +203,44 @@ class Pipeline:
             missing.append(p)
         if missing:
             started = time.perf_counter()
-            for p, answer in self._run_fresh(missing):
+            for p in pages:  # the long-run view: which pages need no run at all
+                if p.slug in runs:
+                    self.progress(f"fixtures: {p.slug} cached (ran in {runs[p.slug].seconds:.2f} s when computed)")
+            for p, answer in self._fresh_answers(missing, failed):
                 data = answer.data
-                run = self._page_run(p, data["trace"], data["report"], data["derived"], shared, False, data["seconds"])
+                try:
+                    run = self._page_run(p, data["trace"], data["report"], data["derived"], shared, False,
+                                         data["seconds"])
+                except SiteBuilderError as exc:
+                    if failed is None:
+                        raise
+                    failed[p.slug] = str(exc)
+                    continue
                 runs[p.slug] = run
                 if use_cache:
                     self._store(p, cache.Entry(keys[p.slug], run.trace_text, run.report_text, data["derived"],
                                                data["seconds"]))
-            self.progress(f"fixtures: {len(missing)} of {len(pages)} pages ran in {time.perf_counter() - started:.2f} s")
-        return [runs[p.slug] for p in pages]
+            ran = sum(1 for p in missing if p.slug in runs)
+            self.progress(f"fixtures: {ran} of {len(pages)} pages ran, {len(pages) - len(missing)} cached"
+                          + (f", {len(missing) - ran} failed" if len(missing) != ran else "")
+                          + f", {time.perf_counter() - started:.2f} s on {min(self.jobs, len(missing))} "
+                          f"process{'' if min(self.jobs, len(missing)) == 1 else 'es'}")
+        return [runs[p.slug] for p in pages if p.slug in runs]
+
+    def _fresh_answers(self, pages: list[Page], failed: dict[str, str] | None) -> list[tuple[Page, _Answer]]:
+        """Fresh answers of ``pages``; with ``failed``, a failing page is recorded there and the others still run."""
+        if failed is None:
+            return self._run_fresh(pages)
+        try:
+            return self._run_fresh(pages)
+        except FixtureRunError:
+            out: list[tuple[Page, _Answer]] = []
+            for page in pages:  # find which pages fail, and keep the others
+                try:
+                    out += self._run_fresh([page])
+                except FixtureRunError as exc:
+                    failed[page.slug] = str(exc)
+            return out
 
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]
@@ -268,6 +311,8 @@ class Pipeline:
                         answers[slug] = answer
                         if answer.ok:
                             self.progress(f"fixtures: {slug} ran in {answer.data['seconds']:.2f} s")
+                        else:
+                            self.progress(f"fixtures: {slug} failed")
             except FixtureRunError as exc:
                 with lock:
                     failures.append(str(exc))

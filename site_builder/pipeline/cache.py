@@ -12,17 +12,15 @@ the current entry of each page is kept.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import os_error
-from ..files import seal, unseal, write_atomic
-from .sources import Roots, fixture_sources
+from ..files import Foreign, seal, unseal, write_atomic
+from .sources import Roots, distributions, fixture_sources
 
 CACHE_FORMAT = "site-builder fixture cache 2"
 
@@ -40,16 +38,13 @@ class DamagedEntry(Exception):
     """A cache entry that cannot be trusted; the message says why."""
 
 
-@lru_cache(maxsize=1)
 def _numpy_version() -> str:
-    try:
-        return importlib.metadata.version("numpy")
-    except importlib.metadata.PackageNotFoundError:
-        return "absent"
+    return distributions().get("numpy", "absent")
 
 
 def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) -> str:
     """SHA-256 over the fixtures' source files (paths and bytes) and the interpreter and NumPy versions."""
+    roots = roots or Roots(pages_dir)
     digest = hashlib.sha256(CACHE_FORMAT.encode())
     for part in (page_folder.name, sys.version, _numpy_version()):
         digest.update(part.encode("utf-8") + b"\0")
@@ -60,7 +55,7 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
         except ValueError:
             name = file.name if "site_builder" not in file.parts else "/".join(file.parts[file.parts.index("site_builder"):])
         digest.update(name.encode("utf-8") + b"\0")
-        digest.update(hashlib.sha256(file.read_bytes()).digest())  # the bytes, never a stamp: proven current
+        digest.update(roots.digest(file))  # the bytes, never a stamp: proven current
     return digest.hexdigest()
 
 
@@ -78,7 +73,10 @@ def load(path: Path) -> Entry | None:
         raise DamagedEntry("it is a folder, not a file") from None
     except OSError as exc:
         raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
-    body = unseal(raw)
+    try:
+        body = unseal(raw)
+    except Foreign:
+        return None  # whole, but not sealed with this user's key (forged, or another user's): run again
     if body is None:
         raise DamagedEntry("its content does not match its checksum")
     try:

@@ -7,13 +7,20 @@ included; third-party modules are covered by their versions in the key. A
 page's data files (anything in its folder that is not Python, a template, its
 ``page.toml`` or a golden file) are part of it too. Nothing has to be listed
 by hand, so a new page or a new engine module is tracked the day it appears.
+
+Finding the imports needs a parse of each file; the import list of a file is
+kept by the SHA-256 of its bytes in ``.cache/imports.json`` (sealed like every
+cache entry), so a build reads and hashes the sources but parses only the files
+whose bytes it has not seen before.
 """
 
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
+import hashlib
+import json
 from pathlib import Path
+from typing import Callable
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 RENDER_SIDE = {"*.j2", "page.toml", "figures.py"}  # read by the build after the fixtures ran
@@ -30,13 +37,50 @@ def _module_file(base: Path, parts: tuple[str, ...]) -> Path | None:
     return None
 
 
+_DISTRIBUTIONS: dict[str, str] | None = None
+
+
+def distributions() -> dict[str, str]:
+    """Installed distributions (normalized name -> version), read from the ``*.dist-info`` folder names on
+    ``sys.path``: what keys need of third-party code, without importing it or ``importlib.metadata``."""
+    global _DISTRIBUTIONS
+    if _DISTRIBUTIONS is None:
+        import os
+        import sys
+
+        found: dict[str, str] = {}
+        for entry in sys.path:
+            try:
+                names = os.listdir(entry or ".")
+            except OSError:
+                continue
+            for name in names:
+                if name.endswith(".dist-info"):
+                    dist, _, version = name[: -len(".dist-info")].partition("-")
+                    found.setdefault(dist.lower().replace("-", "_"), version)
+        _DISTRIBUTIONS = found
+    return _DISTRIBUTIONS
+
+
 class Roots:
     """Where an absolute module name of our own code lives: ``site_builder...`` or ``pages...``."""
 
-    def __init__(self, pages_dir: Path):
+    def __init__(self, pages_dir: Path, memo: Path | None = None):
         self.bases = {"site_builder": PACKAGE_DIR.parent, "pages": Path(pages_dir).resolve().parent}
         self.pages_name = Path(pages_dir).resolve().name
         self._resolved: dict[str, list[Path]] = {}
+        self._digests: dict[Path, bytes] = {}
+        self.memo = ImportMemo(memo)
+
+    def digest(self, file: Path) -> bytes:
+        """SHA-256 of the file's bytes, read once per build however many pages share it."""
+        found = self._digests.get(file)
+        if found is None:
+            found = self._digests[file] = hashlib.sha256(file.read_bytes()).digest()
+        return found
+
+    def imports(self, file: Path, module: str) -> tuple[str, ...]:
+        return self.memo.imports(file, self.digest(file), module, file.name == "__init__.py")
 
     def resolve(self, name: str) -> list[Path]:
         """The files executed when ``name`` is imported: each package ``__init__`` on the way, then the module."""
@@ -80,10 +124,9 @@ class Roots:
         return None
 
 
-@lru_cache(maxsize=1024)
-def _imports(file: Path, mtime_ns: int, size: int, module: str, is_package: bool) -> tuple[str, ...]:
-    """Absolute names of the modules ``file`` imports (and, for ``from X import y``, X.y when y is a module)."""
-    tree = ast.parse(file.read_bytes(), filename=str(file))
+def _parse_imports(source: bytes, filename: str, module: str, is_package: bool) -> tuple[str, ...]:
+    """Absolute names of the modules a file imports (and, for ``from X import y``, X.y when y is a module)."""
+    tree = ast.parse(source, filename=filename)
     package = module if is_package else module.rpartition(".")[0]
     names: list[str] = []
     for node in ast.walk(tree):
@@ -99,6 +142,95 @@ def _imports(file: Path, mtime_ns: int, size: int, module: str, is_package: bool
             names.append(base)
             names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
     return tuple(names)
+
+
+MEMO_FORMAT = "site-builder import lists 1"
+MEMO_LIMIT = 4096  # entries kept; past that, only those this run used
+
+
+class ImportMemo:
+    """Import lists by content: ``sha256(bytes):module:package?`` -> names, kept in one sealed file.
+
+    A file whose bytes were seen before is not parsed again. A damaged memo is rebuilt with one warning;
+    one that cannot be written is a warning; neither changes a key, only how long computing it takes.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.loaded = False
+        self.entries: dict[str, list[str]] = {}
+        self.used: set[str] = set()
+        self.changed = False
+        self.damage: str | None = None
+
+    def _load(self) -> None:
+        self.loaded = True
+        if self.path is None:
+            return
+        from ..files import Foreign, unseal
+
+        try:
+            raw = self.path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            self.damage = f"cannot read it: {exc.strerror or exc}"
+            return
+        try:
+            body = unseal(raw)
+        except Foreign:
+            return
+        if body is None:
+            self.damage = "its content does not match its checksum"
+            return
+        try:
+            data = json.loads(body)
+            if data.get("format") != MEMO_FORMAT:
+                return
+            entries = {str(k): [str(n) for n in v] for k, v in data["imports"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.damage = f"it does not hold import lists ({type(exc).__name__})"
+            return
+        self.entries = entries
+
+    def imports(self, file: Path, digest: bytes, module: str, is_package: bool) -> tuple[str, ...]:
+        if not self.loaded:
+            self._load()
+        key = f"{digest.hex()}:{module}:{int(is_package)}"
+        self.used.add(key)
+        found = self.entries.get(key)
+        if found is None:
+            found = list(_parse_imports(file.read_bytes(), str(file), module, is_package))
+            self.entries[key] = found
+            self.changed = True
+        return tuple(found)
+
+    def save(self, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> None:
+        """Write the memo if this run parsed anything; say (once) if it was damaged or cannot be written."""
+        if self.path is None:
+            return
+        if self.damage is not None:
+            warn(f"{display(self.path)}: damaged cache entry ({self.damage}); parsing the sources again")
+            self.damage = None
+            self.changed = True
+        if not self.changed:
+            return
+        from ..files import seal, write_atomic
+
+        keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used}
+        body = json.dumps({"format": MEMO_FORMAT, "imports": keep}, sort_keys=True).encode("utf-8")
+        try:
+            if self.path.is_dir() and not self.path.is_symlink():
+                import shutil
+
+                shutil.rmtree(self.path)
+            write_atomic(self.path, seal(body))
+        except OSError as exc:
+            from ..errors import os_error
+
+            warn(f"{os_error(exc, display(self.path), 'cannot write the import-list cache')} "
+                 "(the site is built without it)")
+        self.changed = False
 
 
 def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = None) -> list[Path]:
@@ -118,9 +250,8 @@ def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = 
         module = roots.module_name(file)
         if module is None:
             continue
-        stat = file.stat()
         try:
-            names = _imports(file, stat.st_mtime_ns, stat.st_size, module, file.name == "__init__.py")
+            names = roots.imports(file, module)
         except (SyntaxError, ValueError):
             continue  # the file's bytes are in the key; running the fixtures names the error with its line
         for name in names:

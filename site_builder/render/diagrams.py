@@ -30,7 +30,7 @@ import jinja2
 
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
-from ..files import seal, unseal, write_atomic
+from ..files import Foreign, seal, unseal, write_atomic
 from .templating import strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -277,7 +277,10 @@ class DiagramRenderer:
             return None  # no entry (or no cache folder: writing one says why)
         except OSError as exc:
             return self._damaged(path, os_error(exc).cause)
-        body = unseal(raw)
+        try:
+            body = unseal(raw)
+        except Foreign:
+            return None  # not sealed with this user's key: drawn again
         if body is None:
             return self._damaged(path, "its content does not match its checksum")
         try:

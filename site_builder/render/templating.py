@@ -16,7 +16,7 @@ import jinja2
 import jinja2.bccache
 
 from ..errors import SiteBuilderError, os_error
-from ..files import seal, unseal, write_atomic
+from ..files import Foreign, seal, unseal, write_atomic
 
 Folders = Sequence[Path] | Path
 Warn = Callable[[str], None]
@@ -81,7 +81,10 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
         except OSError as exc:
             self._damaged(path, os_error(exc).cause)
             return
-        body = unseal(raw)
+        try:
+            body = unseal(raw)
+        except Foreign:
+            return  # not sealed with this user's key: compiled again
         if body is None:
             self._damaged(path, "its content does not match its checksum")
             return
