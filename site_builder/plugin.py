@@ -38,6 +38,8 @@ warning that does not fail ``--strict``: the site built is right.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
@@ -47,6 +49,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -61,7 +64,6 @@ from mkdocs.structure.files import File, Files
 from . import publish
 from .errors import SiteBuilderError, os_error, shown
 from .project import Page, Project
-from .render.pages import PageRenderer, RenderedPage
 
 log = logging.getLogger("mkdocs.plugins.chapter_trace")
 NAME = "chapter-trace"
@@ -135,6 +137,48 @@ def notice(line: str) -> None:
     _notices().warning(f"{NAME}: {shown(line, 600)}")
 
 
+def _serve_errors() -> logging.Logger:
+    """Where ``mkdocs serve`` reports a page that failed to build: an error line outside MkDocs's logger, so a
+    served site is never held back by it (the page itself shows the error)."""
+    logger = logging.getLogger("site_builder.serve_errors")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("ERROR   -  %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+        logger.setLevel(logging.ERROR)
+    return logger
+
+
+@dataclass
+class Built:
+    """One generated page of this build: its Markdown and its downloads (rendered now, or from the cache)."""
+
+    page: Page
+    markdown: str
+    files: dict[str, str]
+    records: int
+    cached: bool = False
+    error: str | None = None  # mkdocs serve: why the page shows an error instead of its content
+
+
+def error_page(page: Page, message: str) -> str:
+    """What ``mkdocs serve`` shows in place of a page that failed to build: its title and the one-line error."""
+    from html import escape
+
+    return (
+        f"---\ntitle: {json.dumps(page.title)}\n---\n\n"
+        f'<h1 id="top">{escape(page.title)}</h1>\n\n'
+        '<div class="admonition failure build-error" role="alert"><p class="admonition-title">'
+        "This page did not build</p>\n"
+        f"<p><code>{escape(message)}</code></p>\n"
+        "<p>Fix the cause and save: the page is built again.</p></div>\n"
+    )
+
+
+SCAN_FORMAT = "site-builder number scan 1"
+
+
 def site_date(root: Path) -> str:
     """The date pages carry (``YYYY-MM-DD``, UTC): ``SOURCE_DATE_EPOCH``, else the last commit's, else 1970-01-01.
 
@@ -191,7 +235,12 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.dirty = False
         self.project: Project | None = None
         self.pages: list[Page] = []
-        self.rendered: list[RenderedPage] = []
+        self.rendered: list[Built] = []
+        self.failed: set[str] = set()  # built page paths showing a build error (mkdocs serve only)
+        self.code_digest = b""  # the package and its dependencies: part of every number-scan verdict's key
+        self.name_digests: dict[str, bytes] = {}  # built page path ("" for every other page) -> digest of its names
+        self.scan_known: set[str] | None = None  # keys of pages found clean by an earlier scan
+        self.scan_used: set[str] = set()
         self.origins: dict[str, tuple[Path, ...]] = {}  # built page path -> files a number in it may come from
         self.names: dict[str, frozenset[str]] = {}  # built page path -> the names its trace carries
         self.final_site: Path | None = None
@@ -264,7 +313,11 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.previous_sigterm = signal.signal(signal.SIGTERM, interrupt)
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
-        from .pipeline import Pipeline
+        """Every generated page: from the rendered-page cache when all its inputs are unchanged, else its fixtures
+        (from their cache, or run) and its templates; then every golden file against its page's trace."""
+        from .files import key_problem, seal_key
+        from .pipeline import cache as fixture_cache
+        from .render import cache as page_cache
 
         assert self.project is not None
         started = time.perf_counter()
@@ -272,34 +325,155 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         if not project.templates_dir.is_dir():
             raise _fail(f"templates folder {project.display(project.templates_dir)} does not exist (option templates_dir)")
         notices = CacheNotices()
-        pipeline = Pipeline(project, progress=lambda line: log.info(f"{NAME}: {line}"), warn=notices)
+        seal_key()
+        if key_problem():
+            notices(str(key_problem()))
+        pages = self.pages
+        self.failed = set()
         try:
-            runs = pipeline.run(self.pages)
-            for issue in pipeline.goldens(runs):
-                if not self.serving:
-                    raise _fail(issue.message())
-                log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
-            renderer = PageRenderer(project, self.pages, warn=notices)
-            self.rendered = [renderer.render(run.page, run) for run in runs]
-            renderer.diagrams.prune()
+            keys = fixture_cache.page_keys(project, pages, notices)
+            render_keys = page_cache.Keys(project.templates_dir, pages)
+            self.code_digest = render_keys.package
+            entries: dict[str, page_cache.Entry] = {}
+            wanted: dict[str, str] = {}
+            for page in pages:
+                wanted[page.slug] = render_keys.key(page, keys[page.slug])
+                path = page_cache.entry_path(project.cache_dir, page.slug)
+                try:
+                    entry = page_cache.load(path)
+                except page_cache.DamagedEntry as exc:
+                    notices(f"{project.display(path)}: damaged cache entry ({exc}); rendering the page again")
+                    entry = None
+                if entry is not None and entry.key == wanted[page.slug]:
+                    entries[page.slug] = entry
+            page_cache.prune(project.cache_dir, (p.slug for p in pages), notices, project.display)
+            misses = [p for p in pages if p.slug not in entries]
+            errors: dict[str, str] = {}
+            diagrams = (0, 0)
+            self._goldens(pages, entries)  # the pages rendered now are compared by the pipeline
+            if misses:
+                fresh, diagrams = self._render(misses, keys, wanted, entries, notices, errors)
+                entries.update(fresh)
         except SiteBuilderError as exc:
             raise _fail(str(exc)) from None
         except OSError as exc:
             raise _fail(str(os_error(exc))) from None
-        from .check.document import Facts
 
+        self.rendered = []
+        names: dict[str, frozenset[str]] = {}
+        for page in pages:
+            if page.slug in errors:
+                _serve_errors().error(f"{NAME}: {shown(errors[page.slug], 2000)} (the page shows this error)")
+                self.rendered.append(Built(page, error_page(page, errors[page.slug]), {}, 0, error=errors[page.slug]))
+                self.failed.add(page.html_path)
+                continue
+            entry = entries[page.slug]
+            self.rendered.append(Built(page, entry.markdown, entry.files, entry.records, page.slug not in misses))
+            names[page.html_path] = frozenset(entry.names)
         self.origins = {p.page.html_path: (p.page.folder, project.templates_dir) for p in self.rendered}
-        self.names = {run.page.html_path: Facts(run.facts).names for run in runs}
-        self.names[""] = frozenset().union(*self.names.values()) if self.names else frozenset()
-        diagrams = renderer.diagrams
-        total = diagrams.rendered + diagrams.cached
+        self.names = names
+        self.names[""] = frozenset().union(*names.values()) if names else frozenset()
+        self.name_digests = {
+            path: hashlib.sha256("\0".join(sorted(values)).encode("utf-8")).digest() for path, values in names.items()
+        }
         records = sum(p.records for p in self.rendered)
         count = len(self.rendered)
+        rendered, cached = diagrams
+        total = rendered + cached
         log.info(
-            f"{NAME}: {count} page{'' if count == 1 else 's'}, {records} records, "
-            f"{total} diagram{'' if total == 1 else 's'} ({diagrams.rendered} rendered, {diagrams.cached} cached), "
+            f"{NAME}: {count} page{'' if count == 1 else 's'} ({count - len(misses)} unchanged, "
+            f"{len(misses)} rendered), {records} records, "
+            f"{total} diagram{'' if total == 1 else 's'} drawn ({rendered} laid out, {cached} cached), "
             f"{time.perf_counter() - started:.2f} s"
         )
+
+    def _render(self, misses: list[Page], keys: dict[str, str], wanted: dict[str, str], entries: dict[str, Any],
+                notices: CacheNotices, errors: dict[str, str]) -> tuple[dict[str, Any], tuple[int, int]]:
+        """Run (or read from the fixture cache) and render the pages whose rendered entry is missing or stale.
+
+        Under ``mkdocs serve`` a page that fails (fixtures, a template) is put in ``errors`` and the others go on;
+        under ``mkdocs build`` the first failure stops the build.
+        """
+        from .check.document import Facts
+        from .pipeline import Pipeline
+        from .render import cache as page_cache
+        from .render.pages import PageRenderer
+
+        project = self.project
+        assert project is not None
+        pipeline = Pipeline(project, progress=lambda line: log.info(f"{NAME}: {line}"), warn=notices)
+        runs = pipeline.run(misses, keys=keys, failed=errors if self.serving else None)
+        for issue in pipeline.goldens(runs):
+            if not self.serving:
+                raise _fail(issue.message())
+            log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
+        renderer = PageRenderer(project, self.pages, warn=notices)
+        fresh: dict[str, Any] = {}
+        for run in runs:
+            renderer.diagrams.used, used = set(), renderer.diagrams.used
+            try:
+                done = renderer.render(run.page, run)
+            except SiteBuilderError as exc:
+                if not self.serving:
+                    raise
+                errors[run.page.slug] = str(exc)
+                continue
+            finally:
+                renderer.diagrams.used, drawn = used | renderer.diagrams.used, renderer.diagrams.used
+            entry = page_cache.Entry(
+                wanted[run.page.slug], done.markdown, done.files, done.records, tuple(sorted(Facts(run.facts).names)),
+                run.trace_text, run.report_text, tuple(sorted(drawn)),
+            )
+            fresh[run.page.slug] = entry
+            path = page_cache.entry_path(project.cache_dir, run.page.slug)
+            try:
+                page_cache.store(path, entry)
+            except OSError as exc:
+                notices(f"{os_error(exc, project.display(path), 'cannot write the rendered-page cache')} "
+                        "(the site is built without it)")
+        if not errors:
+            for entry in entries.values():  # pages not rendered now still use their diagrams' layouts
+                renderer.diagrams.used |= set(entry.diagrams)
+            renderer.diagrams.prune()
+        return fresh, (renderer.diagrams.rendered, renderer.diagrams.cached)
+
+    def _goldens(self, pages: list[Page], entries: dict[str, Any]) -> None:
+        """A page read from the rendered-page cache still has its golden files compared with its trace: a golden
+        holding exactly the trace is fine; any other is compared as the pipeline does (stale, malformed, missing)."""
+        assert self.project is not None
+        for page in pages:
+            entry = entries.get(page.slug)
+            if entry is None:
+                continue
+            for kind, text in (("trace", entry.trace), ("report", entry.report)):
+                if text is None:
+                    continue
+                try:
+                    if page.golden(kind).read_bytes() == text.encode("utf-8"):
+                        continue
+                except OSError:
+                    pass
+                from .pipeline.golden import compare
+
+                issue = compare(self.project, page, kind, text, self._parser(page, kind))
+                if issue is None:
+                    continue
+                if not self.serving:
+                    raise _fail(issue.message())
+                log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
+
+    def _parser(self, page: Page, kind: str) -> Any:
+        project = self.project
+        assert project is not None
+
+        def parse(text: str, name: str) -> Any:
+            from .trace import layout_of
+
+            if kind == "trace":
+                return layout_of(project.module(page, "trace").Trace).parse(text, name)
+            return project.module(page, "report").REPORT.parse(text, name)
+
+        return parse
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         for page in self.rendered:
@@ -322,9 +496,19 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def on_post_page(self, output: str, *, page: Any, config: MkDocsConfig) -> str:
         """Every number a reader sees must carry its provenance: warn (fail under --strict) about any other."""
+        built = page.file.dest_uri
+        if built in self.failed:
+            return output  # mkdocs serve: a page showing its build error
+        names_digest = self.name_digests.get(built, self.name_digests.get("", b""))
+        verdict = hashlib.sha256(SCAN_FORMAT.encode() + b"\0" + self.code_digest + names_digest + b"\0"
+                                 + output.encode("utf-8")).hexdigest()
+        if self.scan_known is None:
+            self.scan_known = self._load_scan()
+        if verdict in self.scan_known:
+            self.scan_used.add(verdict)  # this very HTML, with these facts, was found clean before
+            return output
         from .check.document import _Doc, PageReport, check_numbers, parse_html
 
-        built = page.file.dest_uri
         try:
             root = parse_html(output)
         except ValueError as exc:
@@ -338,7 +522,48 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             where = _locate(number, origins, self.project)
             at = f" ({where})" if where else ""
             log.warning(shown(f"{NAME}: {built}: {problem.element}: {problem.found} has no provenance{at}", 1000))
+        if not report.problems:
+            self.scan_used.add(verdict)
         return output
+
+    def _scan_path(self) -> Path:
+        assert self.project is not None
+        return self.project.cache_dir / "scan.json"
+
+    def _load_scan(self) -> set[str]:
+        """The keys (SHA-256 of the code, the page's fact names and its HTML) of pages an earlier scan found clean."""
+        from .files import Foreign, unseal
+
+        path = self._scan_path()
+        try:
+            body = unseal(path.read_bytes())
+        except (OSError, Foreign):
+            return set()
+        if body is None:
+            notice(f"{self.project.display(path) if self.project else path}: damaged cache entry (its content does "
+                   "not match its checksum); scanning the pages again")
+            return set()
+        try:
+            data = json.loads(body)
+            return set(map(str, data["clean"])) if data.get("format") == SCAN_FORMAT else set()
+        except (ValueError, KeyError, TypeError, AttributeError):
+            notice(f"{self._scan_path()}: damaged cache entry (it does not hold scan results); scanning the pages again")
+            return set()
+
+    def _save_scan(self) -> None:
+        """Keep the clean verdicts of this build's pages (only those), when they changed."""
+        if self.scan_known is None or self.scan_used == self.scan_known:
+            return
+        from .files import seal, write_atomic
+
+        path = self._scan_path()
+        body = json.dumps({"format": SCAN_FORMAT, "clean": sorted(self.scan_used)}).encode("utf-8")
+        try:
+            write_atomic(path, seal(body))
+        except OSError as exc:
+            CacheNotices()(f"{os_error(exc, self.project.display(path) if self.project else path, 'cannot write the number-scan cache')} "
+                           "(the site is built without it)")
+        self.scan_known = set(self.scan_used)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         # MkDocs already watches docs/ and mkdocs.yml; add the page folders, shared templates and the package.
@@ -350,6 +575,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
+        self._save_scan()
+        self.scan_known, self.scan_used = None, set()
         if self.staging is None or self.final_site is None:
             return
         if config.strict and self.counter is not None and self.counter.count:

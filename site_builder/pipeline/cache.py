@@ -59,6 +59,18 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
     return digest.hexdigest()
 
 
+def page_keys(project: Any, pages: Any, warn: Any) -> dict[str, str]:
+    """Every page's key, the sources shared between pages read and hashed once, their import lists from the memo
+    (``.cache/imports.json``) where the bytes were seen before."""
+    roots = Roots(project.pages_dir, Path(project.cache_dir) / "imports.json")
+    try:
+        keys = {p.slug: cache_key(p.folder, project.pages_dir, roots) for p in pages}
+    except OSError as exc:
+        raise os_error(exc, None, "cannot read a source of the fixtures") from None
+    roots.memo.save(warn, project.display)
+    return keys
+
+
 def entry_path(cache_dir: Path, slug: str) -> Path:
     return Path(cache_dir) / "fixtures" / f"{slug}.json"
 
