@@ -1,0 +1,248 @@
+"""The rendered-page cache, the number-scan verdicts, and what `mkdocs serve` shows while a page is broken.
+
+A page is rendered again exactly when one of its inputs changed; a build from
+the cache equals a build from nothing; a stale golden file or a typed number
+still fails a warm build; a damaged or foreign entry is never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from site_builder.files import seal
+from site_builder.pipeline import cache as fixture_cache
+from site_builder.project import Project
+from site_builder.render import cache as page_cache
+
+from helpers import ROOT, mkdocs_env
+
+SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
+
+
+def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    for folder in ("docs", "overrides", "templates"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for slug in slugs:
+        shutil.copytree(ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
+    return root
+
+
+def build(root: Path, out: str = "site") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out], cwd=root,
+                          env=mkdocs_env(), capture_output=True, text=True)
+
+
+def summary(done: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+    """(unchanged, rendered) from the build's summary line."""
+    found = re.search(r"\((\d+) unchanged, (\d+) rendered\)", done.stderr)
+    assert found, done.stderr
+    return int(found.group(1)), int(found.group(2))
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (old, path)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_path):
+    root = copy_project(tmp_path / "p")
+    cold = build(root)
+    assert cold.returncode == 0, cold.stderr
+    assert summary(cold) == (0, len(SLUGS))
+    warm = build(root)
+    assert warm.returncode == 0, warm.stderr
+    assert summary(warm) == (len(SLUGS), 0)
+    edit(root / "pages" / "ch24" / "page.md.j2", "\n", "\nA sentence added here.\n\n")
+    one = build(root)
+    assert one.returncode == 0, one.stderr
+    assert summary(one) == (len(SLUGS) - 1, 1), "only the page whose template changed is rendered again"
+    shutil.rmtree(root / ".cache")
+    fresh = build(root, "fresh")
+    assert fresh.returncode == 0, fresh.stderr
+    assert tree(root / "site") == tree(root / "fresh"), "a build from the caches equals a build from nothing"
+
+
+def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
+    root = copy_project(tmp_path / "p")
+    assert build(root).returncode == 0
+    golden = root / "pages" / "path_expansion" / "golden" / "trace.txt"
+    text = golden.read_text(encoding="utf-8")
+    found = re.search(r"[0-9](?=\n)", text)  # the last digit of a value: still well formed, now wrong
+    assert found
+    digit = str((int(found.group()) + 1) % 10)
+    golden.write_text(text[: found.start()] + digit + text[found.end():], encoding="utf-8")
+    done = build(root)
+    assert done.returncode != 0 and "golden trace is stale" in done.stderr, done.stderr
+    assert "site-builder trace --page path_expansion --write-golden" in done.stderr
+
+
+def test_a_typed_number_fails_every_strict_build_not_only_the_first(tmp_path):
+    root = copy_project(tmp_path / "p")
+    assert build(root).returncode == 0
+    (root / "docs" / "index.md").write_text("# A course\n\nThe pages of a course, all 12 of them.\n", encoding="utf-8")
+    for _ in range(2):
+        done = build(root)
+        assert done.returncode != 0 and "'12' in \"The pages" in done.stderr and "has no provenance" in done.stderr, done.stderr
+
+
+# -- keys: every input of a page's rendering is part of its key ----------------------------------------------
+
+
+@pytest.fixture
+def keyed(tmp_path):
+    root = copy_project(tmp_path / "p")
+    project = Project.at(root)
+
+    def keys() -> dict[str, str]:
+        pages = Project.at(root).pages()
+        fixture_keys = fixture_cache.page_keys(project, pages, lambda line: None)
+        render = page_cache.Keys(project.templates_dir, pages)
+        return {p.slug: render.key(p, fixture_keys[p.slug]) for p in pages}
+
+    return root, keys
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "changed"),
+    [
+        pytest.param("pages/path_expansion/page.md.j2", "\n", "\nMore.\n\n", {"path_expansion"}, id="page-template"),
+        pytest.param("pages/path_expansion/page.toml", "title = \"", "title = \"The ", None, id="page-toml-title"),
+        pytest.param("pages/path_expansion/fixtures.py", "scale: float = 0.5", "scale: float = 0.25",
+                     {"path_expansion"}, id="fixture-constant"),
+        pytest.param("pages/path_expansion/figures.py", "\n", "\n# a comment\n", {"path_expansion"}, id="figures"),
+        pytest.param("templates/_trace_download.md.j2", "\n", "\n{# a comment #}\n", None, id="shared-template"),
+    ],
+)
+def test_a_page_is_rendered_again_when_any_of_its_inputs_changes(keyed, file, old, new, changed):
+    root, keys = keyed
+    before = keys()
+    edit(root / file, old, new)
+    after = keys()
+    differ = {slug for slug in before if before[slug] != after[slug]}
+    # None: every page (a title is shown by links from other pages; a shared template any page may load)
+    assert differ == (changed if changed is not None else set(before)), differ
+
+
+def test_golden_files_are_not_an_input_of_the_rendered_page(keyed):
+    root, keys = keyed
+    before = keys()
+    edit(root / "pages" / "path_expansion" / "golden" / "trace.txt", "\n", "\n\n")
+    assert keys() == before, "goldens are compared on every build instead"
+
+
+def test_the_package_and_the_installed_versions_are_inputs(keyed, monkeypatch, tmp_path):
+    from site_builder.pipeline import sources
+
+    root, keys = keyed
+    before = keys()
+    monkeypatch.setattr(sources, "_DISTRIBUTIONS", {**sources.distributions(), "latex2mathml": "0.0.0"})
+    assert all(before[s] != v for s, v in keys().items())
+    monkeypatch.undo()
+    package = tmp_path / "site_builder"
+    shutil.copytree(page_cache.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(page_cache, "PACKAGE_DIR", package)
+    assert keys() == before
+    edit(package / "render" / "math.py", "\n", "\n# a change of the renderer\n")
+    assert all(before[s] != v for s, v in keys().items())
+
+
+# -- entries ---------------------------------------------------------------------------------------------------
+
+
+def _entry() -> page_cache.Entry:
+    return page_cache.Entry("k", "# page\n", {"p/trace.txt": "T\n"}, 3, ("tanh",), "T\n", None, ("d.svg",))
+
+
+def test_an_entry_round_trips_and_a_damaged_one_is_refused(tmp_path):
+    path = tmp_path / "pages" / "x.json"
+    page_cache.store(path, _entry())
+    assert page_cache.load(path) == _entry()
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(page_cache.DamagedEntry, match="checksum"):
+        page_cache.load(path)
+    path.write_bytes(seal(b"[1, 2]"))
+    with pytest.raises(page_cache.DamagedEntry, match="does not hold"):
+        page_cache.load(path)
+
+
+def test_an_entry_not_sealed_with_this_users_key_is_ignored(tmp_path):
+    path = tmp_path / "x.json"
+    page_cache.store(path, _entry())
+    body = path.read_bytes().partition(b"\n")[2].replace(b"# page", b"# forged")
+    path.write_bytes(hashlib.sha256(body).hexdigest().encode() + b" " + b"0" * 64 + b"\n" + body)
+    assert page_cache.load(path) is None
+
+
+# -- mkdocs serve ----------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return answer.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _until(predicate, seconds: float = 120.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return None
+
+
+def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
+    root = copy_project(tmp_path / "p")
+    template = root / "pages" / "path_expansion" / "page.md.j2"
+    good = template.read_text(encoding="utf-8")
+    template.write_text(good + "\n{{ no_such_helper() }}\n", encoding="utf-8")
+    port = _free_port()
+    log = open(tmp_path / "serve.log", "wb")
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=root,
+                              env=mkdocs_env(), stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/evidence/path-expansion/"
+    try:
+        shown = _until(lambda: _get(url))
+        assert shown is not None, (tmp_path / "serve.log").read_text()
+        assert "This page did not build" in shown
+        assert "pages/path_expansion/page.md.j2:" in shown and "no_such_helper" in shown
+        other = _get(f"http://127.0.0.1:{port}/chapter-24/")
+        assert other is not None and "This page did not build" not in other, "the other pages are built as usual"
+        template.write_text(good, encoding="utf-8")
+        assert _until(lambda: (_get(url) or "This page did not build").count("This page did not build") == 0), \
+            "a fixed page is served again"
+        edit(root / "pages" / "path_expansion" / "fixtures.py", "def run(", "def run(*_: object) -> None:\n"
+             "    raise RuntimeError('broken on purpose')\n\n\ndef unused_run(")
+        failed = _until(lambda: "broken on purpose" in (_get(url) or "") and _get(url))
+        assert failed and "This page did not build" in failed, "a failing fixture is shown the same way"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
+    assert "ERROR" in (tmp_path / "serve.log").read_text()
