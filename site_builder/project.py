@@ -19,6 +19,7 @@ imported as the package ``pages.<slug>``.
 from __future__ import annotations
 
 import importlib
+import posixpath
 import re
 import sys
 import tomllib
@@ -322,6 +323,18 @@ class Project:
 
     def has_module(self, page: Page, name: str) -> bool:
         return (page.folder / f"{name}.py").is_file()
+
+
+def served_folder(page_path: str) -> str:
+    """The folder a page's HTML lands in with directory URLs; downloads are published there, beside it.
+
+    ``chapter-24/index.md`` -> ``chapter-24``; ``evidence/claims.md`` -> ``evidence/claims``.
+    """
+    stem, _ = posixpath.splitext(posixpath.basename(page_path))
+    if stem in ("index", "README"):
+        return posixpath.dirname(page_path)
+    return posixpath.splitext(page_path)[0]
+
 
 
 def bind_pages(pages_dir: Path) -> None:

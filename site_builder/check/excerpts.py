@@ -12,9 +12,10 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..render.pages import PACKAGE_ROOT
 from ..render.regions import RegionError as RenderRegionError
 from ..render.regions import extract_region
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding site_builder/
 
 
 class RegionError(LookupError):

@@ -10,8 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ..pipeline import Pipeline, version_of
 from ..pipeline.golden import compare
-from ..project import Page, Project
-from ..render.pages import served_folder
+from ..project import Page, Project, served_folder
 from ..trace import layout_of
 from .document import Facts
 from .problems import Problem

@@ -37,7 +37,7 @@ from markupsafe import Markup
 
 from ..errors import SiteBuilderError
 from ..facts import FactBook
-from ..project import Page, Project
+from ..project import Page, Project, served_folder  # noqa: F401  (served_folder: where it was)
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
 from .math import MathRenderer
 from .regions import extract_region
@@ -52,17 +52,6 @@ class RenderedPage:
     markdown: str
     files: dict[str, str]  # site path -> text (the downloads)
     records: int  # lines of the trace
-
-
-def served_folder(page_path: str) -> str:
-    """The folder a page's HTML lands in with directory URLs; downloads are published there, beside it.
-
-    ``chapter-24/index.md`` -> ``chapter-24``; ``evidence/claims.md`` -> ``evidence/claims``.
-    """
-    stem, _ = posixpath.splitext(posixpath.basename(page_path))
-    if stem in ("index", "README"):
-        return posixpath.dirname(page_path)
-    return posixpath.splitext(page_path)[0]
 
 
 def _scroll_region(label: str, drawing: str) -> Markup:
