@@ -124,12 +124,28 @@ class Roots:
         return None
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list[ast.stmt]):
+    """Every statement, nested ones included (an import is a statement, never inside an expression, so the
+    expressions, most of a tree, need not be visited)."""
+    todo = list(reversed(body))
+    while todo:
+        node = todo.pop()
+        yield node
+        for name in _BLOCKS:
+            block = getattr(node, name, None)
+            if block:
+                todo.extend(reversed(block))
+
+
 def _parse_imports(source: bytes, filename: str, module: str, is_package: bool) -> tuple[str, ...]:
     """Absolute names of the modules a file imports (and, for ``from X import y``, X.y when y is a module)."""
     tree = ast.parse(source, filename=filename)
     package = module if is_package else module.rpartition(".")[0]
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

@@ -59,6 +59,18 @@ def strict_environment(
     return env
 
 
+# Code compiled in this process, by (cache folder, template key, source checksum): the environments of one build
+# (one per page) share their partials, and mkdocs serve builds again and again in one process.
+_COMPILED: dict[tuple[str, str, str], Any] = {}
+_COMPILED_LIMIT = 2048
+
+
+def _remember(key: tuple[str, str, str], code: Any) -> None:
+    if len(_COMPILED) >= _COMPILED_LIMIT:
+        _COMPILED.clear()
+    _COMPILED[key] = code
+
+
 class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
     """Jinja's compiled-template cache with every entry sealed by its SHA-256 and checked when read.
 
@@ -72,6 +84,15 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
         self.warn = warn
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        memory = _COMPILED.get((self.directory, bucket.key, bucket.checksum))
+        if memory is not None:
+            bucket.code = memory  # compiled earlier in this process (another page's environment, or mkdocs serve)
+            return
+        self._load_from_disk(bucket)
+        if bucket.code is not None:
+            _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
+
+    def _load_from_disk(self, bucket: jinja2.bccache.Bucket) -> None:
         path = self._get_cache_filename(bucket)
         try:
             with open(path, "rb") as handle:
@@ -103,6 +124,8 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
             self._damaged(path, f"{type(exc).__name__} while loading it")
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is not None:
+            _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
         path = Path(self._get_cache_filename(bucket))
         try:
             if path.is_dir() and not path.is_symlink():
