@@ -9,6 +9,8 @@ SVG fails the diagram without caching it. (The fixture cache has its tests in
 
 from __future__ import annotations
 
+import shutil
+
 import os
 import stat
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from site_builder.facts import FactBook
 from site_builder.files import seal
+from site_builder.render import templating
 from site_builder.project import EDGE_ROLES, NODE_ROLES
 from site_builder.render.diagrams import DiagramError, DiagramRenderer, dot_environment
 from site_builder.render.templating import page_environment
@@ -131,12 +134,25 @@ def test_a_damaged_compiled_template_is_compiled_again_with_one_warning(tmp_path
     assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
     (cached,) = compiled_entries(compiled)
     damage(cached)
+    templating._COMPILED.clear()  # as in the next build's process: only the entry on disk is left
     heard = Heard()
     assert page_environment(templates, compiled, heard).get_template("t.md.j2").render(word="a") == "a one\n"
     assert len(heard) == 1 and cached.name in heard[0] and "damaged cache entry" in heard[0], heard
+    templating._COMPILED.clear()
     quiet = Heard()
     assert page_environment(templates, compiled, quiet).get_template("t.md.j2").render(word="b") == "b one\n"
     assert quiet == [], "the entry was replaced by a good one"
+
+
+def test_environments_of_one_process_share_compiled_code_and_a_changed_source_is_compiled_again(tmp_path):
+    templates, compiled = tmp_path / "templates", tmp_path / "compiled"
+    templates.mkdir()
+    (templates / "t.md.j2").write_text("{{ word }} one\n", encoding="utf-8")
+    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
+    shutil.rmtree(compiled)  # the second environment finds the code in memory, not on disk
+    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
+    (templates / "t.md.j2").write_text("{{ word }} two\n", encoding="utf-8")
+    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a two\n"
 
 
 def test_a_compiled_template_cache_that_cannot_be_written_is_a_warning(tmp_path):
