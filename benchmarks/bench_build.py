@@ -39,7 +39,10 @@ from pathlib import Path
 from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+# Every measured process may write bytecode caches, as Python does by default: with PYTHONDONTWRITEBYTECODE set,
+# our editable package would be compiled from source in every process while MkDocs and Material (installed, with
+# their .pyc files) would not, which measures the environment instead of the code.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"NO_MKDOCS_2_WARNING": "1"}
 
 
 @dataclass

@@ -1,11 +1,15 @@
 """How long ``site-builder check`` takes on a built site.
 
-    .venv/bin/python benchmarks/bench_check.py [SITE_DIR] [-n RUNS]
+    .venv/bin/python benchmarks/bench_check.py [SITE_DIR] [-n RUNS] [--baseline REV]
 
 Without SITE_DIR the site is built first (``mkdocs build``) into a temporary
-folder. Prints the median of RUNS full checks (fixtures included, as the
-command runs them), the median of the fixture runs alone, and for each page
-and drawing the median time to parse and check it.
+folder. First the whole command, as a user runs it: the median CPU (user +
+system, its fixture processes included) and wall time of RUNS processes of
+``site-builder check SITE`` (reusing the fixture entries proven current) and
+of ``site-builder check --fresh SITE``, interleaved; with ``--baseline REV``
+the command of git revision REV (a temporary worktree) runs in the same rounds.
+Then, in this process, the median of RUNS full checks, of the fixture runs
+alone, and for each page and drawing the median time to parse and check it.
 """
 
 from __future__ import annotations
@@ -40,10 +44,39 @@ def build(target: Path) -> None:
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(target)], cwd=REPO, env=env, check=True)
 
 
+def processes(site: Path, runs: int, baseline: str | None) -> None:
+    """Whole ``site-builder check`` processes, interleaved: CPU from wait4 (children included) and wall time."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from contextlib import ExitStack
+
+    from bench_build import ENV, measure, worktree
+
+    with ExitStack() as stack:
+        sides = [("check", REPO, ENV, []), ("check --fresh", REPO, ENV, ["--fresh"])]
+        if baseline:
+            base = stack.enter_context(worktree(baseline))
+            sides.append((f"check {base.label}", base.project, base.env, []))
+        command = lambda extra: [sys.executable, "-m", "site_builder.cli", "check", *extra, str(site)]  # noqa: E731
+        for label, cwd, env, extra in sides:  # warm-up: fill the caches and bytecode of each side
+            measure(command(extra), cwd, env)
+        samples: dict[str, list] = {label: [] for label, *_ in sides}
+        for run in range(runs):
+            order = sides[run % len(sides):] + sides[: run % len(sides)]
+            for label, cwd, env, extra in order:
+                samples[label].append(measure(command(extra), cwd, env))
+        print(f"whole process ({runs} interleaved runs, medians):")
+        for label, got in samples.items():
+            cpu = statistics.median(s.cpu for s in got)
+            wall = statistics.median(s.wall for s in got)
+            print(f"  {label:<24} CPU {cpu:6.3f} s   wall {wall:6.3f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("site_dir", nargs="?", help="built site (default: build one into a temporary folder)")
     parser.add_argument("-n", "--runs", type=int, default=7, help="runs per measurement (default 7)")
+    parser.add_argument("--baseline", metavar="REV", help="also run the checker of git revision REV, interleaved")
+    parser.add_argument("--processes-only", action="store_true", help="only the whole-process measurement")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
@@ -52,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"building the site into {site} ...", file=sys.stderr)
             build(site)
 
+        processes(site, args.runs, args.baseline)
+        if args.processes_only:
+            return 0
         project = Project.at(REPO)
         full, result = timed(lambda: check.check_site(site, check.setup(project)), args.runs)
         fixtures, fresh = timed(lambda: check.collect(project), args.runs)
@@ -61,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"site: {site}")
         print(f"runs: {args.runs} (median of each)")
         print(f"full check (fixtures + site): {full:.3f} s   [{result.summary()}]")  # type: ignore[union-attr]
-        print(f"  the pages' fresh runs (the check never reads the fixture cache) of {len(prepared.fresh.pages)} pages: {fixtures:.3f} s")
+        print(f"  the pages' runs (fixture entries proven current reused) of {len(prepared.fresh.pages)} pages: {fixtures:.3f} s")
         print(f"  site against prepared facts: {checked:.3f} s")
         print("per file (parse + check):")
         files = sorted(site.rglob("*.html")) + sorted(site.rglob("*.svg"))
