@@ -9,9 +9,13 @@ Order of work, chosen so that a failure never costs the previous site:
     ``site_dir`` at a fresh staging sibling (``.site-NAME-…``, see
     :mod:`site_builder.publish`);
 ``on_pre_build``
-    everything that can fail: the pipeline (fixtures, cached in
-    ``.cache/fixtures``; golden comparison) and rendering (compiled templates
-    kept in ``.cache/templates``, Graphviz layouts in ``.cache/diagrams``);
+    everything that can fail: a page whose inputs are all unchanged is read
+    from the rendered-page cache (``.cache/pages``); the others go through the
+    pipeline (fixtures, cached in ``.cache/fixtures``) and rendering (compiled
+    templates kept in ``.cache/templates``, Graphviz layouts in
+    ``.cache/diagrams``); every golden file is compared with its page's trace.
+    Under ``mkdocs serve`` a page that fails is shown as its one-line error
+    instead of stopping the build (a failed build would hang every request);
 ``on_files``
     add the generated pages and downloads as virtual files (nothing is
     written into ``docs/``);
@@ -20,7 +24,8 @@ Order of work, chosen so that a failure never costs the previous site:
     ``lastmod`` and the ``sitemap.xml.gz`` header): ``SOURCE_DATE_EPOCH`` if
     set, else the last commit's date, else 1970-01-01;
 ``on_post_page``
-    scan each built page for numbers with no provenance: a warning naming
+    scan each built page for numbers with no provenance (a page whose HTML and
+    facts were found clean before is not parsed again, ``.cache/scan.json``): a warning naming
     the page, the number and, where it can be found, the template line (so
     ``--strict`` fails the build, and ``mkdocs serve`` only warns);
 ``on_post_build`` (last)
