@@ -20,6 +20,7 @@ so the checker reads math exactly as it reads prose.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from html import escape
 from typing import Any
 
@@ -41,6 +42,13 @@ _MARKDOWN_SENSITIVE = {c: f"&#x{ord(c):05X};" for c in "*_`[]\\{}!<>|~^"}
 
 class MathError(SiteBuilderError, ValueError):
     """The LaTeX could not be converted, or a value macro was malformed."""
+
+
+@lru_cache(maxsize=4096)
+def _convert(source: str, display: str) -> str:
+    """latex2mathml's conversion (a pure function of its text): a formula written again, or one that differs
+    only in the values its slots will hold, is converted once per process."""
+    return convert(source, display=display)
 
 
 def _slot_name(index: int) -> str:
@@ -106,7 +114,7 @@ class MathRenderer:
         if re.search(r"[0-9]", bare):
             raise MathError(f"a digit was typed into math {latex!r}: write numbers with \\tv{{KEY}}{{FORMAT}}")
         try:
-            mathml = convert(source, display="block" if display else "inline")
+            mathml = _convert(source, "block" if display else "inline")
         except Exception as exc:  # latex2mathml raises several unrelated types
             raise MathError(f"cannot convert {latex!r} to MathML: {exc}") from exc
 

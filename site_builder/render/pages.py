@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -62,14 +63,23 @@ def _scroll_region(label: str, drawing: str) -> Markup:
     )
 
 
-def code_figure(source: str, path: str, region: str, code: str, language: str) -> str:
-    """A code excerpt as one raw HTML block (highlighted here, so it works inside collapsed blocks too)."""
-    from pygments import highlight
+@lru_cache(maxsize=32)
+def _highlighter(language: str) -> tuple[Any, Any]:
+    """Pygments' lexer and formatter for ``language``, found once per process (finding a lexer by name looks
+    through every lexer and the installed plugins)."""
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name
 
+    return get_lexer_by_name(language), HtmlFormatter(nowrap=True)
+
+
+def code_figure(source: str, path: str, region: str, code: str, language: str) -> str:
+    """A code excerpt as one raw HTML block (highlighted here, so it works inside collapsed blocks too)."""
+    from pygments import highlight
+
+    lexer, formatter = _highlighter(language)
     # One line of HTML (line breaks as character references): no blank line can end the block early.
-    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True)).replace("\n", "&#10;")
+    body = highlight(code, lexer, formatter).replace("\n", "&#10;")
     return (
         f'<figure class="code-excerpt" data-source="{escape(source)}">'
         f"<figcaption><code>{escape(path)}</code>, region <code>{escape(region)}</code></figcaption>"
