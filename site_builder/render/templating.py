@@ -166,6 +166,12 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> 
     return CheckedBytecodeCache(folder, warn)
 
 
+def theme_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinja2.BytecodeCache | None:
+    """The same sealed compiled-template cache for another environment (the MkDocs theme's), in a folder of its
+    own named after that environment's options."""
+    return _compiled_cache(env, Path(compiled_dir), warn)
+
+
 def page_environment(templates_dirs: Folders, compiled_dir: Path | None = None, warn: Warn | None = None) -> jinja2.Environment:
     """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
     loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
