@@ -369,7 +369,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         pages = self.pages
         self.failed = set()
         try:
-            keys = fixture_cache.page_keys(project, pages, notices)
+            imports: dict[str, dict[str, list[str]]] = {}
+            keys = fixture_cache.page_keys(project, pages, notices, imports)
             render_keys = page_cache.Keys(project.templates_dir, pages)
             self.code_digest = render_keys.package
             entries: dict[str, page_cache.Entry] = {}
@@ -390,7 +391,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             diagrams = (0, 0)
             self._goldens(pages, entries)  # the pages rendered now are compared by the pipeline
             if misses:
-                fresh, diagrams = self._render(misses, keys, wanted, entries, notices, errors)
+                fresh, diagrams = self._render(misses, keys, imports, wanted, entries, notices, errors)
                 entries.update(fresh)
         except SiteBuilderError as exc:
             raise _fail(str(exc)) from None
@@ -425,7 +426,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             f"{time.perf_counter() - started:.2f} s"
         )
 
-    def _render(self, misses: list[Page], keys: dict[str, str], wanted: dict[str, str], entries: dict[str, Any],
+    def _render(self, misses: list[Page], keys: dict[str, str], imports: dict[str, Any], wanted: dict[str, str],
+                entries: dict[str, Any],
                 notices: CacheNotices, errors: dict[str, str]) -> tuple[dict[str, Any], tuple[int, int]]:
         """Run (or read from the fixture cache) and render the pages whose rendered entry is missing or stale.
 
@@ -440,7 +442,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         project = self.project
         assert project is not None
         pipeline = Pipeline(project, progress=lambda line: log.info(f"{NAME}: {line}"), warn=notices)
-        runs = pipeline.run(misses, keys=keys, failed=errors if self.serving else None)
+        runs = pipeline.run(misses, keys=keys, imports=imports, failed=errors if self.serving else None)
         for issue in pipeline.goldens(runs):
             if not self.serving:
                 raise _fail(issue.message())

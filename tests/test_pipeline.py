@@ -335,3 +335,21 @@ def test_site_builder_terminated_stops_its_fixture_processes_and_says_so_in_one_
     assert command.returncode == 128 + signal.SIGTERM and err == "site-builder: terminated\n", err
     with pytest.raises(ProcessLookupError):
         os.kill(int(started.read_text()), 0)
+
+
+def test_with_only_the_fixture_entries_kept_keys_need_no_parse_and_new_bytes_are_parsed(tmp_path, monkeypatch):
+    from site_builder.pipeline import sources
+
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    first = cache.page_keys(project, project.pages(), lambda line: None)
+    (tmp_path / ".cache" / "imports.json").unlink()
+    parsed: list[str] = []
+    real = sources._parse_imports
+    monkeypatch.setattr(sources, "_parse_imports", lambda *a: parsed.append(a[1]) or real(*a))
+    assert cache.page_keys(project, project.pages(), lambda line: None) == first
+    assert parsed == [], "every import list came from the page's fixture entry"
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\nimport json\n", encoding="utf-8")
+    assert cache.page_keys(project, project.pages(), lambda line: None) != first
+    assert parsed == [str(fixtures)], "only the file whose bytes changed"

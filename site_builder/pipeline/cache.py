@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -32,6 +32,9 @@ class Entry:
     report: str | None
     derived: Mapping[str, Any]
     seconds: float
+    # The import list of each source the key was computed from, by the SHA-256 of its bytes (see sources.ImportMemo):
+    # with the entry kept, the next key needs no parse even when every other cache was removed.
+    imports: Mapping[str, Any] = field(default_factory=dict)
 
 
 class DamagedEntry(Exception):
@@ -59,12 +62,29 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
     return digest.hexdigest()
 
 
-def page_keys(project: Any, pages: Any, warn: Any) -> dict[str, str]:
-    """Every page's key, the sources shared between pages read and hashed once, their import lists from the memo
-    (``.cache/imports.json``) where the bytes were seen before."""
+def page_keys(project: Any, pages: Any, warn: Any, imports: dict[str, dict[str, list[str]]] | None = None
+              ) -> dict[str, str]:
+    """Every page's key, the sources shared between pages read and hashed once.
+
+    A source's import list comes from the memo (``.cache/imports.json``) or from the page's own fixture entry
+    where its bytes were seen before; only new bytes are parsed. ``imports``, if given, receives each page's
+    import lists, to be kept in its next fixture entry.
+    """
     roots = Roots(project.pages_dir, Path(project.cache_dir) / "imports.json")
+    for page in pages:  # entries this user sealed, content-addressed: safe to take import lists from
+        try:
+            entry = load(entry_path(project.cache_dir, page.slug))
+        except DamagedEntry:
+            entry = None  # said when the pipeline reads it
+        if entry is not None:
+            roots.memo.seed(entry.imports)
+    keys: dict[str, str] = {}
     try:
-        keys = {p.slug: cache_key(p.folder, project.pages_dir, roots) for p in pages}
+        for page in pages:
+            roots.memo.used = set()
+            keys[page.slug] = cache_key(page.folder, project.pages_dir, roots)
+            if imports is not None:
+                imports[page.slug] = {k: roots.memo.entries[k] for k in sorted(roots.memo.used) if k in roots.memo.entries}
     except OSError as exc:
         raise os_error(exc, None, "cannot read a source of the fixtures") from None
     roots.memo.save(warn, project.display)
@@ -99,6 +119,7 @@ def load(path: Path) -> Entry | None:
             report=None if data["report"] is None else str(data["report"]),
             derived=dict(data["derived"]),
             seconds=float(data["seconds"]),
+            imports={str(k): [str(n) for n in v] for k, v in dict(data.get("imports") or {}).items()},
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise DamagedEntry(f"it does not hold an entry ({type(exc).__name__})") from None
@@ -117,6 +138,7 @@ def store(path: Path, entry: Entry) -> None:
             "report": entry.report,
             "derived": entry.derived,
             "seconds": entry.seconds,
+            "imports": entry.imports,
         },
         allow_nan=False,
         sort_keys=True,

@@ -149,12 +149,13 @@ class Pipeline:
                 process.wait()
 
     # ------------------------------------------------------------------ fixtures
-    def keys(self, pages: Sequence[Page]) -> dict[str, str]:
+    def keys(self, pages: Sequence[Page], imports: dict[str, dict[str, list[str]]] | None = None) -> dict[str, str]:
         """Each page's fixture-cache key (the hash of every source its fixtures import, read and hashed now)."""
-        return cache.page_keys(self.project, pages, self.warn)
+        return cache.page_keys(self.project, pages, self.warn, imports)
 
     def run(self, pages: Sequence[Page] | None = None, *, use_cache: bool = True,
-            keys: Mapping[str, str] | None = None, failed: dict[str, str] | None = None) -> list[PageRun]:
+            keys: Mapping[str, str] | None = None, failed: dict[str, str] | None = None,
+            imports: Mapping[str, Mapping[str, Any]] | None = None) -> list[PageRun]:
         """Every page's run, in navigation order: from the cache where it is current, the rest run fresh.
 
         ``keys`` are the pages' cache keys when the caller computed them already. With ``failed``, a page whose
@@ -167,7 +168,8 @@ class Pipeline:
         everything = project.pages()
         shared = site_facts(everything)
         if use_cache and keys is None:
-            keys = self.keys(pages)
+            found: dict[str, dict[str, list[str]]] = {}
+            keys, imports = self.keys(pages, found), found
         keys = keys or {}
         if use_cache and len(pages) == len(everything):
             self._prune({p.slug for p in everything})
@@ -178,6 +180,10 @@ class Pipeline:
             if entry is not None:
                 try:
                     runs[p.slug] = self._page_run(p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds)
+                    wanted = (imports or {}).get(p.slug)
+                    if wanted and dict(entry.imports) != dict(wanted):  # keep the import lists with the entry
+                        self._store(p, cache.Entry(entry.key, entry.trace, entry.report, entry.derived, entry.seconds,
+                                                   wanted))
                     continue
                 except (TraceParseError, FixtureRunError) as exc:
                     self.warn(f"{project.display(cache.entry_path(project.cache_dir, p.slug))}: damaged cache entry "
@@ -201,7 +207,7 @@ class Pipeline:
                 runs[p.slug] = run
                 if use_cache:
                     self._store(p, cache.Entry(keys[p.slug], run.trace_text, run.report_text, data["derived"],
-                                               data["seconds"]))
+                                               data["seconds"], (imports or {}).get(p.slug, {})))
             ran = sum(1 for p in missing if p.slug in runs)
             self.progress(f"fixtures: {ran} of {len(pages)} pages ran, {len(pages) - len(missing)} cached"
                           + (f", {len(missing) - ran} failed" if len(missing) != ran else "")

@@ -175,7 +175,8 @@ class ImportMemo:
         self.path = path
         self.loaded = False
         self.entries: dict[str, list[str]] = {}
-        self.used: set[str] = set()
+        self.used: set[str] = set()  # since the caller last emptied it (one page's key)
+        self.used_ever: set[str] = set()
         self.changed = False
         self.damage: str | None = None
 
@@ -209,11 +210,21 @@ class ImportMemo:
             return
         self.entries = entries
 
+    def seed(self, entries: dict[str, list[str]]) -> None:
+        """Import lists known from elsewhere (a fixture entry), by the same content-addressed keys."""
+        if not self.loaded:
+            self._load()
+        for key, names in entries.items():
+            if key not in self.entries:
+                self.entries[key] = list(names)
+                self.changed = True
+
     def imports(self, file: Path, digest: bytes, module: str, is_package: bool) -> tuple[str, ...]:
         if not self.loaded:
             self._load()
         key = f"{digest.hex()}:{module}:{int(is_package)}"
         self.used.add(key)
+        self.used_ever.add(key)
         found = self.entries.get(key)
         if found is None:
             found = list(_parse_imports(file.read_bytes(), str(file), module, is_package))
@@ -233,7 +244,7 @@ class ImportMemo:
             return
         from ..files import seal, write_atomic
 
-        keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used}
+        keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used_ever}
         body = json.dumps({"format": MEMO_FORMAT, "imports": keep}, sort_keys=True).encode("utf-8")
         try:
             if self.path.is_dir() and not self.path.is_symlink():
