@@ -547,13 +547,15 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             return markdown
         if self.conversion_digest is None:
             self.conversion_digest = _conversion_digest(config, files)
-        key = hashlib.sha256(self.conversion_digest + page.file.src_uri.encode("utf-8") + b"\0"
-                             + markdown.encode("utf-8")).hexdigest()
+        digest = self.conversion_digest
         convert = page.render
 
         def render(config: MkDocsConfig, files: Files) -> None:
             import copy
 
+            # The Markdown as it is converted, after every plugin had its say.
+            key = hashlib.sha256(digest + page.file.src_uri.encode("utf-8") + b"\0"
+                                 + (page.markdown or "").encode("utf-8")).hexdigest()
             found = _CONVERTED.get(key)
             if found is not None:
                 content, toc, title, anchors, links, said = found

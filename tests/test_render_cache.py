@@ -246,3 +246,49 @@ def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
         server.wait(timeout=60)
         log.close()
     assert "ERROR" in (tmp_path / "serve.log").read_text()
+
+
+_REBUILDS = r"""
+import os, sys, pathlib
+os.environ["NO_MKDOCS_2_WARNING"] = "1"
+from mkdocs.config import load_config
+from mkdocs.commands.build import build
+
+def site(out):
+    config = load_config("mkdocs.yml", site_dir=out)
+    config.site_url = "http://127.0.0.1:8000/"
+    return config
+
+first = site(sys.argv[1])
+first.plugins.on_startup(command="serve", dirty=False)  # the plugin instance lives on, as under mkdocs serve
+build(first, serve_url="http://127.0.0.1:8000/")
+build(site(sys.argv[2]), serve_url="http://127.0.0.1:8000/")
+index = pathlib.Path("docs/index.md")
+index.write_text(index.read_text(encoding="utf-8") + "\nA sentence added between two rebuilds.\n", encoding="utf-8")
+build(site(sys.argv[3]), serve_url="http://127.0.0.1:8000/")
+"""
+
+_ONE_BUILD = r"""
+import os, sys
+os.environ["NO_MKDOCS_2_WARNING"] = "1"
+from mkdocs.config import load_config
+from mkdocs.commands.build import build
+
+config = load_config("mkdocs.yml", site_dir=sys.argv[1])
+config.site_url = "http://127.0.0.1:8000/"
+config.plugins.on_startup(command="serve", dirty=False)
+build(config, serve_url="http://127.0.0.1:8000/")
+"""
+
+
+def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path):
+    root = copy_project(tmp_path / "p")
+    run = lambda script, *outs: subprocess.run([sys.executable, "-c", script, *map(str, outs)], cwd=root,  # noqa: E731
+                                               env=mkdocs_env(), capture_output=True, text=True)
+    done = run(_REBUILDS, tmp_path / "first", tmp_path / "again", tmp_path / "edited")
+    assert done.returncode == 0, done.stderr
+    assert tree(tmp_path / "again") == tree(tmp_path / "first"), "an unchanged site rebuilds the same"
+    fresh = run(_ONE_BUILD, tmp_path / "fresh")  # a new process: nothing reused
+    assert fresh.returncode == 0, fresh.stderr
+    assert tree(tmp_path / "edited") == tree(tmp_path / "fresh"), "an edit shows, and the reused pages are right"
+    assert "A sentence added between two rebuilds." in (tmp_path / "edited" / "index.html").read_text(encoding="utf-8")
