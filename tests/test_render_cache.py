@@ -66,6 +66,10 @@ def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_pat
     cold = build(root)
     assert cold.returncode == 0, cold.stderr
     assert summary(cold) == (0, len(SLUGS))
+    for slug in SLUGS:  # one line per page as its fixtures finish, then a summary
+        assert re.search(rf"fixtures: {slug} ran in \d+\.\d\d s", cold.stderr), cold.stderr
+    assert re.search(rf"fixtures: {len(SLUGS)} of {len(SLUGS)} pages ran, 0 cached, \d+\.\d\d s on \d+ process",
+                     cold.stderr), cold.stderr
     warm = build(root)
     assert warm.returncode == 0, warm.stderr
     assert summary(warm) == (len(SLUGS), 0)
