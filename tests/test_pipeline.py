@@ -152,3 +152,19 @@ def test_pages_run_in_parallel_give_what_one_interpreter_gives(tmp_path):
     two = Log().pipeline(project, jobs=2).run(use_cache=False)
     assert [r.trace_text for r in one] == [r.trace_text for r in two]
     assert [r.derived for r in one] == [r.derived for r in two]
+
+
+def test_fixtures_run_with_one_blas_thread_whatever_the_caller_set(tmp_path, monkeypatch):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    variables = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")
+    seen = ", ".join(f'"MEASURED.env.{name}": __import__("os").environ.get("{name}", "unset")' for name in variables)
+    fixtures.write_text(text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', f'"DERIVED.two-to-the-blocks": 2**BLOCKS, {seen},'),
+                        encoding="utf-8")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    run = Log().pipeline(project).run(use_cache=False)[0]
+    assert {name: run.derived[f"MEASURED.env.{name}"] for name in variables} == {
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"
+    }
