@@ -6,13 +6,14 @@ export NO_MKDOCS_2_WARNING := 1
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 
 .PHONY: site test test-fast check setup dot chromium serve clean
 
 site: setup
 	$(BIN)/mkdocs build --strict
 
-test: setup chromium
+test: setup chromium $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 # The quick loop while writing a page: everything but the site builds and the browser.
@@ -29,8 +30,14 @@ setup: $(STAMP) dot
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,properdocs]'
 	touch $(STAMP)
+
+# axe-core for the accessibility test, exactly as package-lock.json pins it; `make site` needs no npm.
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "error: 'npm' was not found; install Node.js with npm (sudo apt-get install npm) and retry, as the accessibility test needs axe-core from npm." >&2; exit 1; }
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
 
 dot:
 	@scripts/ensure-debian-package graphviz dot

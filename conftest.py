@@ -2,14 +2,18 @@
 
 ``built_site`` is the folder of a real ``mkdocs build --strict`` of this
 repository (the same command ``make site`` runs, into a temporary folder).
-Tests read it; none may write to it. ``prepared`` is the checker's set-up
+Tests read it; none may write to it. ``server`` serves it on 127.0.0.1 and
+``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
 (one fresh run of every page's fixtures) for the test file that asks for it.
 """
 
 from __future__ import annotations
 
+import functools
+import http.server
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -64,3 +68,42 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(built_site):
+    """The base URL of ``built_site`` served over HTTP on 127.0.0.1."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium; each test opens its own context."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

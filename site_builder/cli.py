@@ -1,4 +1,4 @@
-"""Command line: ``site-builder trace|report|check|new|pages``.
+"""Command line: ``site-builder trace|report|check|new|render|pages``.
 
 Every command finds its project from the working folder (the nearest
 ``mkdocs.yml``). Failures are one line on standard error, and the exit status
@@ -52,6 +52,20 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render(args: argparse.Namespace) -> int:
+    from .export import export
+    from .project import Project
+
+    project = Project.find()
+    done = export(project, Path(args.out), warn=lambda line: print(line, file=sys.stderr))
+    print(
+        f"wrote {done.folder}: mkdocs.yml and docs/ with {done.pages} generated pages ({done.files} files); "
+        f"build it with `mkdocs build -f {done.folder}/mkdocs.yml`",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _pages(args: argparse.Namespace) -> int:
     from .project import Project
 
@@ -82,6 +96,9 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--section", default=None, help="the navigation section to put it in")
     new.add_argument("--order", type=float, default=None, help="where it sits in the navigation (default: last)")
     new.set_defaults(action=_new)
+    render = sub.add_parser("render", help="write the generated pages as plain files any site builder can build")
+    render.add_argument("out", help="the folder to write (OUT/mkdocs.yml and OUT/docs/); a previous export is replaced")
+    render.set_defaults(action=_render)
     pages = sub.add_parser("pages", help="list the page folders, in navigation order")
     pages.set_defaults(action=_pages)
     return top

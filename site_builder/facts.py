@@ -24,6 +24,8 @@ Formats
     ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
     ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
     ``name``    a name, as the trace writes it        ``bool``    ``true`` / ``false``, as the trace writes them
+    ``bool:YES|NO``  a boolean as one of two words of a sentence (``bool:accepted|refused``)
+    ``pow10``   a power of ten as ``10⁻⁶`` (any other value as ``sci``)
 Negative numbers are shown with the minus sign U+2212; :func:`normalize` maps it back.
 """
 
@@ -57,6 +59,19 @@ def _exact(value: float) -> str:
     return repr(v)
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def _pow10(value: float) -> str:
+    """``10⁻⁶`` for an exact power of ten (as the float nearest it), else the scientific form."""
+    v = float(value)
+    if v > 0 and math.isfinite(v):
+        exponent = round(math.log10(v))
+        if float(f"1e{exponent}") == v:
+            return "10" + str(exponent).translate(_SUPERSCRIPT)
+    return _minus(format_sci(v))
+
+
 def _percent(value: float) -> str:
     return format(float(value) * 100.0, ".2f") + "%"
 
@@ -81,6 +96,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "exact": lambda v: _minus(_exact(v)),
     "percent": lambda v: _minus(_percent(v)),
     "sci": lambda v: _minus(format_sci(v)),
+    "pow10": _pow10,
     "vector": lambda v: _minus(_vector(v, short_form)),
     "vector-six": lambda v: _minus(_vector(v, format_real)),
     "shape": lambda v: format_shape_brackets(v),
@@ -101,8 +117,21 @@ class UnknownFact(KeyError):
 
 class UnknownFormat(KeyError):
     def __init__(self, fmt: str):
-        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
+        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}, bool:YES|NO")
         self.fmt = fmt
+
+
+_WORDS_RE = re.compile(r"^bool:(?P<yes>[^|\d]+)\|(?P<no>[^|\d]+)$")
+
+
+def formatter(fmt: str) -> Callable[[Any], str] | None:
+    """The function that shows a value in format ``fmt``, or None for an unknown format."""
+    if fmt in FORMATS:
+        return FORMATS[fmt]
+    words = _WORDS_RE.match(fmt)
+    if words:
+        return lambda v: words["yes"] if _bool(v) == "true" else words["no"]
+    return None
 
 
 def normalize(text: str) -> str:
@@ -133,12 +162,13 @@ class FactBook:
         raise UnknownFact(key, self.facts)
 
     def text(self, key: str, fmt: str) -> str:
-        if fmt not in FORMATS:
+        show = formatter(fmt)
+        if show is None:
             raise UnknownFormat(fmt)
         value = self.value(key)
         assert self.used is not None
         self.used.add(key)
-        return FORMATS[fmt](value)
+        return show(value)
 
     def html(self, key: str, fmt: str, cls: str = "tv") -> str:
         """The value wrapped in a span that carries its provenance."""

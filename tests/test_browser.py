@@ -8,56 +8,20 @@ and aborted, so a page that depends on a CDN fails here. Screenshots land in
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
-import threading
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from helpers import PAGES
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
 PAGE_URLS = ["", *[p.url for p in PAGES]]
 CHAPTER = PAGE_URLS[1]
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(built_site):
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield b
-        b.close()
 
 
 class Visit:
@@ -146,7 +110,7 @@ def test_everything_works_with_javascript_off(browser, server):
         assert page.locator("math").first.is_visible()
         table = page.locator("table:has(th)")
         assert table.count() >= 1 and table.first.is_visible()
-        details = page.locator("details").last
+        details = page.locator("ol.quiz details").last
         assert details.get_attribute("open") is None
         details.locator("summary").click()
         assert details.get_attribute("open") is not None
@@ -242,3 +206,25 @@ def test_palette_follows_the_system_colour_scheme(browser, server):
             scheme_attr = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
             assert scheme_attr == {"light": "default", "dark": "slate"}[scheme], "the palette follows the system setting"
             _shot(page, f"desktop-{scheme}")
+
+
+def test_each_prediction_stays_hidden_until_its_check_is_opened(browser, server):
+    with opened(browser, server, CHAPTER, viewport=PHONE) as v:
+        page = v.page
+        for section in ("predict", "test-yourself", "exercises"):
+            items = page.locator(f"h2#{section} ~ ol.quiz").first.locator(":scope > li")
+            assert items.count() >= 2
+            for i in range(items.count()):
+                answer = items.nth(i).locator("details > p").first
+                assert not answer.is_visible(), f"{section} {i}: the answer shows before its check is opened"
+                items.nth(i).locator("details > summary").click()
+                assert answer.is_visible(), f"{section} {i}: opening the check shows the answer"
+
+
+def test_the_first_diagram_comes_before_any_visible_code(browser, server):
+    with opened(browser, server, CHAPTER, viewport=DESKTOP) as v:
+        page = v.page
+        diagram_top = page.locator("svg.dg").first.bounding_box()["y"]
+        visible_code = [b for b in page.locator("pre").all() if b.is_visible()]
+        assert all(b.bounding_box()["y"] > diagram_top for b in visible_code)
+        assert not any(f.is_visible() for f in page.locator("figure.code-excerpt").all()), "code excerpts start collapsed"

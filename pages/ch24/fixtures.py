@@ -16,6 +16,7 @@ from site_builder.autograd import GradCheckResult, check_gradients, parameter, t
 from site_builder.nn import Linear, ResidualShapeError, residual_add
 from site_builder.run import FixtureError, Run
 
+from .exercises import cancelling_branch, depth_below, stack_multipliers
 from .report import render_report
 from .trace import (
     Backward,
@@ -52,6 +53,8 @@ class Constants:
     gradcheck_seed: int = 24
     shape_error_identity: tuple[int, ...] = (2, 2)
     shape_error_branch: tuple[int, ...] = (2,)
+    exercise_scale: float = 0.5  # the branch factor c of the second exercise
+    exercise_threshold_exponent: int = -6  # the third exercise asks for a share below 10 to this power
 
     def __post_init__(self) -> None:
         for name in ("input", "branch_weight", "stack_weight", "upstream"):
@@ -264,8 +267,38 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.residual-retention-exact": resid_m**depth,
         "DERIVED.zero-branch-output": zero["output"] - primary["input"],  # what the zero branch added to x
         "MEASURED.same-tensor-gradient": same,
+        "DERIVED.gradcheck-step": c.gradcheck_step,
+        "DERIVED.input-size": len(c.input),
+        "DERIVED.weight-size": branch_weight.size,
+        **exercises(c),
     }
     return Run(trace, derived, render_report(trace, branch_weight, replays))
+
+
+def exercises(c: Constants) -> dict[str, object]:
+    """The exercises' answers, each run on the engine."""
+    cancel = cancelling_branch(c.input, c.upstream)
+    plain, residual = stack_multipliers(c.input, c.exercise_scale, c.stack_layers)
+    if (plain, residual) != (c.exercise_scale**c.stack_layers, (1.0 + c.exercise_scale) ** c.stack_layers):
+        raise FixtureError("exercise-scale", f"the engine gave {plain} and {residual}, not c^L and (1 + c)^L")
+    threshold = 10.0**c.exercise_threshold_exponent
+    depth = depth_below(c.input, c.stack_weight[0], threshold)
+    deep_plain, deep_residual = stack_multipliers(c.input, c.stack_weight[0], depth)
+    return {
+        "MEASURED.exercise-cancel.weight": cancel["weight"].reshape(-1),
+        "MEASURED.exercise-cancel.output": cancel["output"],
+        "MEASURED.exercise-cancel.input-gradient": cancel["input_gradient"],
+        "MEASURED.exercise-cancel.weight-gradient": cancel["weight_gradient"].reshape(-1),
+        "DERIVED.exercise-scale.c": c.exercise_scale,
+        "DERIVED.exercise-scale.one-plus-c": 1.0 + c.exercise_scale,
+        "MEASURED.exercise-scale.plain": plain,
+        "MEASURED.exercise-scale.residual": residual,
+        "DERIVED.exercise-depth.threshold": threshold,
+        "MEASURED.exercise-depth.depth": depth,
+        "MEASURED.exercise-depth.plain": deep_plain,
+        "MEASURED.exercise-depth.residual": deep_residual,
+        "MEASURED.exercise-depth.previous-plain": stack_multipliers(c.input, c.stack_weight[0], depth - 1)[0],
+    }
 
 
 def _verify_properties(

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from lxml import etree
 
-from ..facts import FORMATS, UnknownFact, format_fact
+from ..facts import FORMATS, UnknownFact, format_fact, formatter
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
 from .numbers import ALLOWED, Allowed, scan
@@ -248,8 +248,8 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
         if key in facts.ambiguous:
             fail("a key with one value across the site", f"different values on {', '.join(facts.ambiguous[key])}")
             continue
-        if fmt not in FORMATS:
-            fail(f"a known format ({', '.join(sorted(FORMATS))})", f"data-format={fmt!r}")
+        if formatter(fmt) is None:
+            fail(f"a known format ({', '.join(sorted(FORMATS))}, bool:YES|NO)", f"data-format={fmt!r}")
             continue
         try:
             expected = format_fact(facts.values, key, fmt)

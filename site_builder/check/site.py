@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -149,6 +150,30 @@ def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
     return problems
 
 
+def resolve_links(page: str, hrefs: set[str]) -> set[str]:
+    """The site paths the page's links reach: each href resolved against the page's URL, whatever its form.
+
+    ``claims-v1.trace.txt``, ``./claims-v1.trace.txt``, ``../claims/claims-v1.trace.txt`` and
+    ``/evidence/claims/claims-v1.trace.txt`` from ``evidence/claims/index.html`` all reach
+    ``evidence/claims/claims-v1.trace.txt``. Links to other hosts reach nothing here.
+    """
+    from urllib.parse import unquote, urlsplit
+
+    base = posixpath.dirname(page)
+    out: set[str] = set()
+    for href in hrefs:
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or not parts.path:
+            continue
+        path = unquote(parts.path)
+        joined = path.lstrip("/") if path.startswith("/") else posixpath.join(base, path)
+        resolved = posixpath.normpath(joined)
+        if resolved.endswith("/") or path.endswith("/"):
+            resolved = posixpath.join(resolved, "index.html")
+        out.add("index.html" if resolved == "." else resolved)
+    return out
+
+
 def download_file(site_dir: Path, p: FreshPage, name: str) -> Path:
     """A download sits beside its page (in the page's folder)."""
     return site_dir / p.folder / name
@@ -160,7 +185,7 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
     for name, kind in sorted((p.downloads or {}).items()):
         file = download_file(site_dir, p, name)
         where = file.relative_to(site_dir).as_posix()
-        if links is not None and name not in links and f"./{name}" not in links:
+        if links is not None and where not in resolve_links(p.html_path, links):
             problems.append(Problem(p.html_path, 10**9 - 1, f"a[href={name}]", f"a link to the {kind} download", "none"))
         golden = (prepared.goldens or {}).get((p.source.slug, kind)) or p.source.golden(kind)
         if not file.is_file():

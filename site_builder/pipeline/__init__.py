@@ -146,7 +146,8 @@ class Pipeline:
         pages = list(project.pages() if pages is None else pages)
         everything = project.pages()
         shared = site_facts(everything)
-        keys = {p.slug: cache.cache_key(p.folder, project.pages_dir) for p in pages}
+        roots = cache.Roots(project.pages_dir)
+        keys = {p.slug: cache.cache_key(p.folder, project.pages_dir, roots) for p in pages}
         runs: dict[str, PageRun] = {}
         missing: list[Page] = []
         for p in pages:

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from ..errors import os_error
 from ..files import write_atomic
-from .sources import fixture_sources
+from .sources import Roots, fixture_sources
 
 CACHE_FORMAT = "site-builder fixture cache 2"
 
@@ -48,19 +48,19 @@ def _numpy_version() -> str:
         return "absent"
 
 
-def cache_key(page_folder: Path, pages_dir: Path) -> str:
+def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) -> str:
     """SHA-256 over the fixtures' source files (paths and bytes) and the interpreter and NumPy versions."""
     digest = hashlib.sha256(CACHE_FORMAT.encode())
     for part in (page_folder.name, sys.version, _numpy_version()):
         digest.update(part.encode("utf-8") + b"\0")
     base = Path(pages_dir).resolve().parent
-    for file in fixture_sources(page_folder, pages_dir):
+    for file in fixture_sources(page_folder, pages_dir, roots):
         try:
             name = file.relative_to(base).as_posix()
         except ValueError:
             name = file.name if "site_builder" not in file.parts else "/".join(file.parts[file.parts.index("site_builder"):])
         digest.update(name.encode("utf-8") + b"\0")
-        digest.update(hashlib.sha256(file.read_bytes()).digest())
+        digest.update(hashlib.sha256(file.read_bytes()).digest())  # the bytes, never a stamp: proven current
     return digest.hexdigest()
 
 

@@ -19,7 +19,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 RENDER_SIDE = {"*.j2", "page.toml", "figures.py"}  # read by the build after the fixtures ran
 
 
-def _module_file(base: Path, parts: list[str]) -> Path | None:
+def _module_file(base: Path, parts: tuple[str, ...]) -> Path | None:
     target = base.joinpath(*parts)
     if (target / "__init__.py").is_file():
         return target / "__init__.py"
@@ -30,15 +30,21 @@ def _module_file(base: Path, parts: list[str]) -> Path | None:
     return None
 
 
-class _Roots:
+class Roots:
     """Where an absolute module name of our own code lives: ``site_builder...`` or ``pages...``."""
 
     def __init__(self, pages_dir: Path):
         self.bases = {"site_builder": PACKAGE_DIR.parent, "pages": Path(pages_dir).resolve().parent}
         self.pages_name = Path(pages_dir).resolve().name
+        self._resolved: dict[str, list[Path]] = {}
 
     def resolve(self, name: str) -> list[Path]:
         """The files executed when ``name`` is imported: each package ``__init__`` on the way, then the module."""
+        if name not in self._resolved:
+            self._resolved[name] = self._resolve(name)
+        return self._resolved[name]
+
+    def _resolve(self, name: str) -> list[Path]:
         parts = name.split(".")
         top = parts[0]
         if top not in self.bases:
@@ -48,7 +54,7 @@ class _Roots:
             parts = [self.pages_name, *parts[1:]]
         files: list[Path] = []
         for i in range(1, len(parts) + 1):
-            found = _module_file(base, parts[:i])
+            found = _module_file(base, tuple(parts[:i]))
             if found is None:
                 return files
             if found.is_file():
@@ -95,9 +101,12 @@ def _imports(file: Path, mtime_ns: int, size: int, module: str, is_package: bool
     return tuple(names)
 
 
-def fixture_sources(page_folder: Path, pages_dir: Path) -> list[Path]:
-    """Every file whose bytes decide what the page's fixtures produce, sorted."""
-    roots = _Roots(pages_dir)
+def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = None) -> list[Path]:
+    """Every file whose bytes decide what the page's fixtures produce, sorted.
+
+    Pass one ``roots`` (``Roots(pages_dir)``) to share module lookups across the pages of one build.
+    """
+    roots = roots or Roots(pages_dir)
     start = page_folder / "fixtures.py"
     seen: set[Path] = set()
     todo = [start] if start.is_file() else []

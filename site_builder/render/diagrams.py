@@ -158,7 +158,7 @@ def _subscripts(text_el: ET.Element) -> None:
         return
     text_el.text = parts[0]
     for sub, after in zip(parts[1::2], parts[2::2]):
-        span = ET.SubElement(text_el, "tspan", {"class": "dg-sub", "baseline-shift": "sub", "font-size": "75%"})
+        span = ET.SubElement(text_el, "tspan", {"class": "dg-sub", "baseline-shift": "-18%", "font-size": "72%"})
         span.text = sub
         span.tail = after
 

@@ -12,8 +12,8 @@ as digits:
 ``\\lit{ID}``
     a literal the page folder declares in page.toml (``σ^{\\lit{square}}``), format ``count``
 
-Digits typed into the LaTeX are refused, except subscript indices
-(``\\mathrm{Linear}_2``). Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
+Digits typed into the LaTeX are refused, except in subscript indices
+(``\\mathrm{Linear}_2``, ``x_{l+1}``); a literal the page declares is ``\\lit{ID}``. Each value becomes ``<mrow class="tv" data-trace="KEY" data-format="FMT"><mn>…</mn></mrow>``,
 so the checker reads math exactly as it reads prose.
 """
 
@@ -83,7 +83,14 @@ class MathRenderer:
         latex = _LIT.sub(lambda m: f"\\tv{{LIT.{m['id']}}}{{count}}", latex)
         return _TVEC.sub(vec, _TMAT.sub(mat, latex))
 
-    def render(self, latex: str, display: bool = False) -> str:
+    def render(self, latex: str, display: bool = False, spoken: str | None = None) -> str:
+        """MathML for ``latex``; ``spoken``, if given, becomes its accessible name (``aria-label``).
+
+        A spoken form is for math that must carry a name of its own, such as a table's row
+        header: assistive software and checkers that do not read MathML get the words.
+        """
+        if spoken is not None and (not spoken.strip() or re.search(r"[0-9]", spoken)):
+            raise MathError(f"the spoken form of {latex!r} must be words without digits, got {spoken!r}")
         values: dict[str, tuple[str, str]] = {}
 
         def slot(m: re.Match[str]) -> str:
@@ -95,7 +102,7 @@ class MathRenderer:
         if "\\tv" in source:
             raise MathError(f"malformed value macro in {latex!r}: write \\tv{{KEY}}{{FORMAT}}")
         # Digits may only be subscript indices (Linear_2); any other number must come from a fact.
-        bare = re.sub(r"_(?:[0-9]|\{[0-9]+\})", "", re.sub(r"TVSLOT[A-Z]+", "", source))
+        bare = re.sub(r"_(?:[0-9]|\{[^{}]*\})", "", re.sub(r"TVSLOT[A-Z]+", "", source))
         if re.search(r"[0-9]", bare):
             raise MathError(f"a digit was typed into math {latex!r}: write numbers with \\tv{{KEY}}{{FORMAT}}")
         try:
@@ -116,6 +123,8 @@ class MathRenderer:
         if values:
             raise MathError(f"value slots lost while converting {latex!r}: {sorted(values)}")
         mathml = mathml.replace(' xmlns="http://www.w3.org/1998/Math/MathML"', "")
+        if spoken is not None:
+            mathml = mathml.replace("<math ", f'<math aria-label="{escape(spoken)}" ', 1)
         # \bar{x} is an accent on one letter (read "x bar"), not a stretched overline.
         mathml = mathml.replace("<mover>", '<mover accent="true">')
         return _TEXT_NODE.sub(lambda m: ">" + "".join(_MARKDOWN_SENSITIVE.get(c, c) for c in m[1]) + "<", mathml)

@@ -19,6 +19,7 @@ Template globals (every number a template shows goes through one of these):
 ``literal(id, fmt)``               a literal number declared in page.toml
 ``href(slug, anchor)``             a link target to another generated page
 ``title_of(slug)``                 another generated page's title
+``has_page(slug)``                 whether a page folder of that slug exists (to link to it once it does)
 ``downloads``                      ``[{"name", "kind", "href"}]`` published beside the page
 """
 
@@ -78,7 +79,8 @@ def code_figure(source: str, path: str, region: str, code: str, language: str) -
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import get_lexer_by_name
 
-    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True))
+    # One line of HTML (line breaks as character references): no blank line can end the block early.
+    body = highlight(code, get_lexer_by_name(language), HtmlFormatter(nowrap=True)).replace("\n", "&#10;")
     return (
         f'<figure class="code-excerpt" data-source="{escape(source)}">'
         f"<figcaption><code>{escape(path)}</code>, region <code>{escape(region)}</code></figcaption>"
@@ -152,9 +154,9 @@ class PageRenderer:
             value = book.value(key)
             return [f"{key}[{i}]" for i in range(len(value))]
 
-        def math(latex: str) -> Markup:
+        def math(latex: str, spoken: str | None = None) -> Markup:
             # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
-            return Markup(f'<span class="math-inline">{maths.render(latex)}</span>')
+            return Markup(f'<span class="math-inline">{maths.render(latex, spoken=spoken)}</span>')
 
         def display_math(latex: str) -> Markup:
             return Markup(f'<div class="math-block">{maths.render(latex, display=True)}</div>')
@@ -208,6 +210,9 @@ class PageRenderer:
         def title_of(slug: str) -> str:
             return self._page(slug).title
 
+        def has_page(slug: str) -> bool:
+            return slug in self.pages
+
         context.update(
             page=page,
             tv=tv,
@@ -223,6 +228,7 @@ class PageRenderer:
             literal=literal,
             href=href,
             title_of=title_of,
+            has_page=has_page,
             downloads=downloads,
         )
         try:
