@@ -30,6 +30,7 @@ import numpy as np
 from .autograd import Tensor, parameter, tensor
 from .nn import Optimizer, log_softmax
 from .run import FixtureError
+from .trace import Int, Real, record
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,44 @@ def two_spirals(points_per_arm: int, *, turns: float, noise: float, seed: int, i
     labels = np.repeat(np.arange(2), points_per_arm)
     return Dataset(np.concatenate(arms), labels, 2)
 # endregion: two-spirals
+
+
+@record("TASK")
+class TaskRecord:
+    """The task as a trace records it: the spirals' constants, and the loss of a model that has learned nothing."""
+
+    points_per_arm: Int
+    turns: Real
+    noise: Real
+    inner_radius: Real
+    seed: Int
+    chance_loss: Real  # ln 2: both classes get the same score
+
+
+@dataclass(frozen=True)
+class SpiralTask:
+    """The constants of the spirals every training page uses (one place, so the pages train on the same points)."""
+
+    points_per_arm: int = 64
+    turns: float = 1.5
+    noise: float = 0.05
+    inner_radius: float = 0.15
+    seed: int = 0
+
+    def check(self, fixture: str) -> None:
+        for name in ("turns", "noise", "inner_radius"):
+            value = getattr(self, name)
+            if not math.isfinite(value):
+                raise FixtureError(fixture, f"the spirals' {name} is {value!r}, not a finite number")
+
+    def dataset(self) -> Dataset:
+        return two_spirals(self.points_per_arm, turns=self.turns, noise=self.noise, seed=self.seed, inner=self.inner_radius)
+
+    def record(self) -> TaskRecord:
+        return TaskRecord(self.points_per_arm, self.turns, self.noise, self.inner_radius, self.seed, math.log(2.0))
+
+
+SPIRALS = SpiralTask()
 
 
 def he_std(fan_in: int, *, after_relu: bool) -> float:

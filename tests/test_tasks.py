@@ -169,3 +169,22 @@ def test_steps_must_be_a_multiple_of_every(steps, every):
     losses, params = tiny_models([1])
     with pytest.raises(ValueError, match="multiple"):
         train(losses, Adam(params, lr=0.01), steps=steps, every=every, fixture="t")
+
+
+# ---------------------------------------------------------------------------- the shared task
+def test_the_shared_task_is_the_spirals_its_record_describes():
+    from site_builder.tasks import SPIRALS
+
+    data, record = SPIRALS.dataset(), SPIRALS.record()
+    again = two_spirals(record.points_per_arm, turns=record.turns, noise=record.noise, seed=record.seed, inner=record.inner_radius)
+    assert data.inputs.tobytes() == again.inputs.tobytes()
+    assert record.chance_loss == math.log(2.0)
+
+
+def test_a_nan_in_the_shared_task_is_refused_naming_it():
+    import dataclasses
+
+    from site_builder.tasks import SPIRALS
+
+    with pytest.raises(FixtureError, match="fixture 'page': the spirals' noise is nan"):
+        dataclasses.replace(SPIRALS, noise=math.nan).check("page")

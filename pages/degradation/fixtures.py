@@ -16,26 +16,23 @@ import numpy as np
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, residual_add
 from site_builder.run import FixtureError, Run
-from site_builder.tasks import Dataset, Ends, EndsDraw, History, cross_entropy_per_model, draw_ends, he_std, side_by_side, train, two_spirals
+from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, History, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
 
-from .trace import COLUMNS, DEPTHS, EVERY, KINDS, RECORDED, SEEDS, STEPS, Curve, DepthEffect, Final, Setup, Start, Task, Trace, column
+from .trace import COLUMNS, DEPTHS, EVERY, KINDS, RECORDED, SEEDS, STEPS, Curve, DepthEffect, Final, Setup, Start, Trace, column
 
 FIXTURE = "degradation"
 
 
 @dataclass(frozen=True)
 class Constants:
-    points_per_arm: int = 64
-    turns: float = 1.5
-    noise: float = 0.05
-    inner_radius: float = 0.15
-    data_seed: int = 0
+    task: SpiralTask = SPIRALS
     width: int = 16
     learning_rate: float = 3e-3
     degrade_factor: float = 10.0
 
     def check(self) -> None:
-        for name in ("turns", "noise", "inner_radius", "learning_rate", "degrade_factor"):
+        self.task.check(FIXTURE)
+        for name in ("learning_rate", "degrade_factor"):
             if not math.isfinite(getattr(self, name)):
                 raise FixtureError(FIXTURE, f"the constant {name} is {getattr(self, name)!r}, not a finite number")
 
@@ -134,7 +131,7 @@ def train_stacks(c: Constants, data: Dataset, draws: list[SeedDraws], kind: str,
 
 def run(c: Constants = Constants()) -> Run:
     c.check()
-    data = two_spirals(c.points_per_arm, turns=c.turns, noise=c.noise, seed=c.data_seed, inner=c.inner_radius)
+    data = c.task.dataset()
     draws = [seed_draws(c, s) for s in SEEDS]
     starts, mean_curves, finals = [], {}, {}
     for depth in DEPTHS:
@@ -152,7 +149,7 @@ def run(c: Constants = Constants()) -> Run:
         shallow, deep = mean_final[column(kind, DEPTHS[0])], mean_final[column(kind, DEPTHS[-1])]
         effects.append(DepthEffect(kind, shallow, deep, deep / shallow, deep / shallow > c.degrade_factor))
     trace = Trace(
-        task=Task(c.points_per_arm, c.turns, c.noise, c.inner_radius, c.data_seed, math.log(2.0)),
+        task=c.task.record(),
         setup=Setup(c.width, c.learning_rate, STEPS, EVERY, len(SEEDS), c.degrade_factor),
         starts=tuple(starts),
         curves=curves,
@@ -161,7 +158,7 @@ def run(c: Constants = Constants()) -> Run:
     )
     start_losses = [s.loss for s in starts]
     derived: dict[str, object] = {
-        "DERIVED.points": 2 * c.points_per_arm,
+        "DERIVED.points": len(data.labels),
         "DERIVED.start-loss-min": min(start_losses),
         "DERIVED.start-loss-max": max(start_losses),
     }

@@ -12,6 +12,7 @@ from pages.degradation import fixtures as fx
 from pages.degradation.figures import _curves_description, _depth_description
 from pages.degradation.trace import COLUMNS, DEPTHS, KINDS, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
+from site_builder.tasks import SPIRALS
 from site_builder.trace import format_sci
 
 from helpers import full_precision_digests, golden, nan_stops
@@ -118,9 +119,14 @@ def test_what_was_measured_plain_degrades_and_residual_does_not():
     assert all(s.loss < 2 * TRACE.task.chance_loss for s in TRACE.starts)
 
 
-@pytest.mark.parametrize("field", ["learning_rate", "turns", "noise", "degrade_factor"])
+@pytest.mark.parametrize("field", ["learning_rate", "degrade_factor"])
 def test_a_nan_constant_stops_the_page_before_training(field):
     assert field in nan_stops("degradation", **{field: math.nan})
+
+
+@pytest.mark.parametrize("field", ["turns", "noise", "inner_radius"])
+def test_a_nan_in_the_spirals_stops_the_page_before_training(field):
+    assert field in nan_stops("degradation", task=dataclasses.replace(SPIRALS, **{field: math.nan}))
 
 
 # ------------------------------------------------------------------ what the charts say to a screen reader

@@ -7,6 +7,7 @@ one seed's final loss of every stack; START values are means over the seeds.
 
 from __future__ import annotations
 
+from site_builder.tasks import TaskRecord
 from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
 
 DEPTHS = (2, 8, 32)
@@ -17,16 +18,6 @@ EVERY = 25
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
 
 Kind = Choice(*KINDS)
-
-
-@record("TASK")
-class Task:
-    points_per_arm: Int
-    turns: Real
-    noise: Real
-    inner_radius: Real
-    seed: Int
-    chance_loss: Real  # ln 2: the loss of a model that gives both classes the same score
 
 
 @record("SETUP")
@@ -98,7 +89,7 @@ class DepthEffect:
 
 @trace_format("degradation-v1")
 class Trace:
-    task: Task
+    task: TaskRecord
     setup: Setup
     starts: tuple[Start, ...] = lines({"depth": d, "kind": k} for d in DEPTHS for k in KINDS)
     curves: tuple[Curve, ...] = lines(step=RECORDED)
