@@ -598,6 +598,42 @@ class Tensor:
 _new_tensor = object.__new__
 
 
+def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
+    """Join tensors along ``axis`` (every other axis must agree), as ``np.concatenate`` does.
+
+    The gradient splits back into one slice per operand; a tensor listed twice
+    collects both slices.
+    """
+    parts = [Tensor._lift(t) for t in tensors]
+    if not parts:
+        raise ShapeError("concat needs at least one tensor", (), ())
+    shapes = [p.shape for p in parts]
+    ndim = len(shapes[0])
+    if ndim == 0 or any(len(s) != ndim for s in shapes):
+        raise ShapeError(
+            f"concat needs tensors with the same number of axes (at least one), got {', '.join(shape_text(s) for s in shapes)}",
+            shapes[0],
+            shapes[-1],
+        )
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"cannot concat shape {shape_text(shapes[0])} along axis {axis}: it has {ndim} axes", shapes[0], ())
+    axis %= ndim
+    for s in shapes[1:]:
+        if s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]:
+            raise ShapeError(
+                f"cannot concat shapes {shape_text(shapes[0])} and {shape_text(s)} along axis {axis}: "
+                "every other axis must agree",
+                shapes[0],
+                s,
+            )
+    ends = np.cumsum([s[axis] for s in shapes])[:-1]
+
+    def vjp(g: np.ndarray) -> list[np.ndarray]:
+        return np.split(g, ends, axis=axis)  # views of g, one per operand
+
+    return parts[0]._make(np.concatenate([p.data for p in parts], axis=axis), "concat", tuple(parts), vjp)
+
+
 def tensor(data: object, *, name: str | None = None) -> Tensor:
     """A constant: no gradient is tracked for it."""
     return Tensor(data, name=name, requires_grad=False)
