@@ -138,7 +138,8 @@ class Ends:
 
     def __init__(self, draws: Sequence[EndsDraw], *, name: str) -> None:
         models = len(draws)
-        width, classes = draws[0].readout.shape
+        width = draws[0].embed.shape[1]  # the stream's width; the read-out may read a wider top (concatenation)
+        classes = draws[0].readout.shape[1]
         self.embed_weight = parameter(side_by_side([d.embed for d in draws]), name=f"{name}.embed.weight")
         self.embed_bias = parameter(np.zeros((models, 1, width)), name=f"{name}.embed.bias")
         self.readout_weight = parameter(side_by_side([d.readout for d in draws]), name=f"{name}.readout.weight")

@@ -598,6 +598,7 @@ class Tensor:
 _new_tensor = object.__new__
 
 
+# region: concat
 def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
     """Join tensors along ``axis`` (every other axis must agree), as ``np.concatenate`` does.
 
@@ -632,6 +633,7 @@ def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
         return np.split(g, ends, axis=axis)  # views of g, one per operand
 
     return parts[0]._make(np.concatenate([p.data for p in parts], axis=axis), "concat", tuple(parts), vjp)
+# endregion: concat
 
 
 def tensor(data: object, *, name: str | None = None) -> Tensor:
