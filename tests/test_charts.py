@@ -6,7 +6,20 @@ import pytest
 from lxml import etree
 
 from site_builder.render import charts as chart
-from site_builder.render.charts import Axis, ChartError, Series, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import (
+    Axis,
+    BarGroup,
+    ChartError,
+    Guide,
+    Series,
+    Value,
+    bar_chart,
+    decade_ticks,
+    exponent_ticks,
+    line_chart,
+    linear_ticks,
+    log_ticks,
+)
 from site_builder.check.document import Facts, check_svg
 from site_builder.check.excerpts import Sources
 from site_builder.check.numbers import has_number
@@ -28,23 +41,39 @@ def test_the_site_checker_accepts_every_chart(slug, name, svg):
     assert report.values >= 8
 
 
+def _unverified_text(el) -> str:
+    """The text of ``el`` outside any element that carries its provenance."""
+    if el.get("data-trace"):
+        return ""
+    parts = [el.text or ""]
+    for child in el:
+        parts += [_unverified_text(child), child.tail or ""]
+    return "".join(parts)
+
+
 @pytest.mark.parametrize("slug,name,svg", CHARTS, ids=IDS)
 def test_every_number_in_a_chart_is_a_fact_shown_as_formatted(slug, name, svg):
     root = etree.fromstring(svg.encode("utf-8"))
-    texts = [t for t in root.iter("{*}text")]
     facts = RUNS[slug].facts
     shown = 0
-    for t in texts:
-        body = "".join(t.itertext())
-        if t.get("data-trace"):
-            assert body == format_fact(facts, t.get("data-trace"), t.get("data-format"))
+    for el in root.iter("{*}text", "{*}tspan"):
+        if el.get("data-trace"):
+            assert "".join(el.itertext()) == format_fact(facts, el.get("data-trace"), el.get("data-format"))
             shown += 1
-        else:
-            assert not has_number(body), body
+    for t in root.iter("{*}text"):
+        assert not has_number(_unverified_text(t)), "".join(t.itertext())
     assert shown >= 8
     title = root.find("{*}title")
     assert title is not None and root.get("role") == "img"
     assert root.get("aria-labelledby") == f"{root.get('id')}-title {root.get('id')}-desc"
+
+
+@pytest.mark.parametrize("slug,name,svg", CHARTS, ids=IDS)
+def test_every_chart_scales_to_its_column(slug, name, svg):
+    root = etree.fromstring(svg.encode("utf-8"))
+    assert root.get("width") == "100%" and root.get("height") is None
+    _, _, width, height = (float(v) for v in root.get("viewBox").split())
+    assert width <= chart.WIDTH and height > 0
 
 
 @pytest.mark.parametrize("slug", sorted({slug for slug, _, _ in CHARTS}))
@@ -82,7 +111,62 @@ def test_line_chart_rejects_what_it_cannot_show():
         line_chart(FACTS, series=(), **{**ok, "title": "depth 20"})
 
 
+def test_a_zero_row_sits_below_the_axis_labelled_with_the_value_itself():
+    ok = dict(chart_id="c", title="t", description="d", x=X, y=Y)
+    svg = line_chart(FACTS, series=(Series("s", _points("Y"), "identity"), Series("z", _points("Z"), "plain", floor=True)), **ok)
+    root = etree.fromstring(svg.encode("utf-8"))
+    zero = [t for t in root.iter("{*}text") if t.get("data-trace") == "Z[0]"]
+    lowest = [t for t in root.iter("{*}text") if t.get("data-trace") == "YT[0]"]
+    assert len(zero) == 1 and "".join(zero[0].itertext()) == "0"
+    assert float(zero[0].get("y")) > float(lowest[0].get("y")) + 20  # below the axis's lowest tick, past the break
+    with pytest.raises(ChartError, match="logarithmic"):
+        line_chart(FACTS, series=(Series("z", _points("Z"), "plain", floor=True),), **{**ok, "y": Axis("y", "XT", "count")})
+
+
+def test_legend_words_hold_no_digits_and_values_carry_their_key():
+    ok = dict(chart_id="c", title="t", description="d", x=X, y=Y)
+    svg = line_chart(FACTS, series=(Series(("last ", Value("Y[2]", "short")), _points("Y"), "identity"),), **ok)
+    assert '<tspan data-trace="Y[2]" data-format="short">50</tspan>' in svg
+    with pytest.raises(ChartError, match="words only"):
+        line_chart(FACTS, series=(Series("the last 3", _points("Y"), "identity"),), **ok)
+    with pytest.raises(ChartError, match="does not fit"):
+        line_chart(FACTS, series=(Series("a very long legend entry " * 4, _points("Y"), "identity"),), **ok)
+
+
+def test_guides_need_log_axes_and_stay_inside_the_plot():
+    facts = {**FACTS, "LX": (1.0, 100.0)}
+    ok = dict(chart_id="c", title="t", description="d", x=Axis("x", "LX", "count", kind="log"), y=Y)
+    steep = Guide("steep", 3.0, "X[0]", "Y[0]")
+    svg = line_chart(facts, series=(Series("s", _points("Y"), "identity"),), guides=(steep,), **ok)
+    root = etree.fromstring(svg.encode("utf-8"))
+    line = next(el for el in root.iter("{*}line") if el.get("class") == "ev-guide")
+    grid = [float(el.get("y1")) for el in root.iter("{*}line") if el.get("class") == "ev-grid"]
+    assert min(grid) - 0.01 <= float(line.get("y2")) <= max(grid) + 0.01  # clipped at the top of the plot
+    with pytest.raises(ChartError, match="logarithmic axes"):
+        line_chart(FACTS, series=(Series("s", _points("Y"), "identity"),), guides=(steep,), **{**ok, "x": X})
+
+
+def test_bar_values_are_optional():
+    facts = {"C": (0, 1), "V": (1.0, 2.0), "T": (0.0, 2.0)}
+    args = dict(chart_id="b", title="t", description="d", categories_key="C", category_format="count", x_label="x",
+                y=Axis("y", "T", "short"))
+    with_values = bar_chart(facts, groups=(BarGroup("g", ("V[0]", "V[1]"), "short", "identity"),), **args)
+    without = bar_chart(facts, groups=(BarGroup("g", ("V[0]", "V[1]"), None, "identity"),), **args)
+    assert 'data-trace="V[1]"' in with_values and 'data-trace="V[1]"' not in without
+
+
+def test_decade_ticks_read_as_powers_of_ten():
+    ticks = decade_ticks([1.3e-31, 153.0, 8.0])
+    assert ticks == (1e-40, 1e-30, 1e-20, 1e-10, 1.0, 1e10)
+    facts = {"k": ticks}
+    assert [format_fact(facts, f"k[{i}]", "pow10") for i in (0, 4, 5)] == ["10⁻⁴⁰", "10⁰", "10¹⁰"]
+
+
 def test_ticks():
+    assert log_ticks([8.98, 127.0]) == (5.0, 10.0, 20.0, 50.0, 100.0, 200.0)
+    assert log_ticks([15.0, 2.2e4]) == (10.0, 100.0, 1e3, 1e4, 1e5)
+    with pytest.raises(ChartError, match="too many"):
+        log_ticks([15.0, 2.2e8])
     assert exponent_ticks([1.3e-31, 153.0, 8.0]) == (-40, -30, -20, -10, 0, 10)
     assert exponent_ticks([15.0, 2.2e8]) == (0, 2, 4, 6, 8, 10)
     assert exponent_ticks([0.5]) == (-1, 0)

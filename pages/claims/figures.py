@@ -1,12 +1,22 @@
-"""The claims chart: residual-stream norm against depth for three kinds of random branch."""
+"""The claims charts: residual-stream norm against depth, one panel per scale.
+
+Branches of bounded size keep the stream within a few hundred; linear
+branches take it past ten to the thirty. One axis for both would flatten the
+first two families into a line along the floor, so the linear family gets a
+panel of its own. Both panels draw the two rates the claim names, the square
+root of the depth and the depth itself, as guide lines from the first point.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, ValueLabel, exponent_ticks, line_chart
-from .trace import FAMILIES, STREAM_DEPTHS, Trace
+from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, log_ticks
+from .trace import FAMILIES, LINEAR_LAW_EXPONENT, SQRT_LAW_EXPONENT, STREAM_DEPTHS, Trace
 
+# Families whose branch output cannot grow with the stream (a fixed vector, a tanh), and the one whose can.
+BOUNDED = ("independent", "tanh")
+UNBOUNDED = tuple(f for f in FAMILIES if f not in BOUNDED)
 STYLE = {"independent": "identity", "tanh": "merge", "linear": "learned"}
 SERIES_WORDS = {
     "independent": "squares, solid: branches that ignore the stream",
@@ -14,20 +24,25 @@ SERIES_WORDS = {
     "linear": "circles, dashed: linear branches",
 }
 NAMES = {"independent": "the branches that ignore the stream", "tanh": "the tanh branches", "linear": "the linear branches"}
+# How the deepest norm is written in a legend: short where it stays readable, scientific where it does not.
+LEGEND_FORMAT = {"independent": "short", "tanh": "short", "linear": "sci"}
+GUIDE_WORDS = "Thin grey lines start at the first point and grow as the square root of the depth (dotted) and as the depth itself (dash-dotted)."
 
 
 def _join(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _stream_description(t: Trace) -> str:
-    """Which families follow the square-root law, as the fitted exponents decided it."""
-    follows = [NAMES[g.family] for g in t.growth if g.sqrt_law]
-    departs = [NAMES[g.family] for g in t.growth if not g.sqrt_law]
+def _stream_description(t: Trace, families: tuple[str, ...]) -> str:
+    """Which of ``families`` follow the square-root law, as the fitted slopes decided it."""
+    growth = [g for g in t.growth if g.family in families]
+    follows = [NAMES[g.family] for g in growth if g.sqrt_law]
+    departs = [NAMES[g.family] for g in growth if not g.sqrt_law]
     parts = ["Norm of the residual stream against the number of blocks, both axes logarithmic."]
-    parts += [SERIES_WORDS[f].capitalize() + "." for f in FAMILIES]
+    parts += [SERIES_WORDS[f].capitalize() + "." for f in families]
+    parts.append(GUIDE_WORDS)
     if follows:
-        parts.append(f"{_join(follows).capitalize()} rise along a square-root slope.")
+        parts.append(f"{_join(follows).capitalize()} rise along the square-root guide.")
     if departs:
         parts.append(f"{_join(departs).capitalize()} do not follow the square-root law.")
     return " ".join(parts)
@@ -36,28 +51,47 @@ def _stream_description(t: Trace) -> str:
 def chart_facts(t: Trace) -> dict[str, Any]:
     return {
         "DERIVED.chart.depth-ticks": STREAM_DEPTHS,
-        "DERIVED.chart.norm-exponents": exponent_ticks([r.norm for r in t.streams]),
+        "DERIVED.chart.bounded-norm-ticks": log_ticks([r.norm for r in t.streams if r.family in BOUNDED]),
+        "DERIVED.chart.unbounded-norm-ticks": decade_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
     }
 
 
+def _panel(t: Trace, facts: Mapping[str, Any], families: tuple[str, ...], chart_id: str, title: str, y: Axis) -> str:
+    last, first = STREAM_DEPTHS[-1], STREAM_DEPTHS[0]
+    anchor = f"STREAM[{families[0]},{first}]"
+    return line_chart(
+        facts,
+        chart_id=chart_id,
+        title=title,
+        description=_stream_description(t, families),
+        x=Axis("depth (residual blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
+        y=y,
+        series=tuple(
+            Series(
+                (f"{family}: ", Value(f"STREAM[{family},{last}].norm", LEGEND_FORMAT[family]),
+                 " at depth ", Value(f"STREAM[{family},{last}].depth", "count")),
+                tuple((f"STREAM[{family},{d}].depth", f"STREAM[{family},{d}].norm") for d in STREAM_DEPTHS),
+                STYLE[family],
+            )
+            for family in families
+        ),
+        guides=(
+            Guide("grows as the square root of depth", SQRT_LAW_EXPONENT, f"{anchor}.depth", f"{anchor}.norm"),
+            Guide("grows in proportion to depth", LINEAR_LAW_EXPONENT, f"{anchor}.depth", f"{anchor}.norm", "guide-long"),
+        ),
+    )
+
+
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    last = STREAM_DEPTHS[-1]
     return {
-        "stream": line_chart(
-            facts,
-            chart_id="claims-stream-growth",
-            title="Residual-stream norm against depth for three kinds of branch",
-            description=_stream_description(t),
-            x=Axis("depth (residual blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-            y=Axis("log₁₀ of the stream norm", "DERIVED.chart.norm-exponents", "int", kind="exponent"),
-            series=tuple(
-                Series(family, tuple((f"STREAM[{family},{d}].depth", f"STREAM[{family},{d}].norm") for d in STREAM_DEPTHS), STYLE[family])
-                for family in FAMILIES
-            ),
-            labels=tuple(
-                ValueLabel(f"STREAM[{family},{last}].norm", "sci", f"STREAM[{family},{last}].depth", f"STREAM[{family},{last}].norm",
-                           dx=-8, dy=dy, anchor="end")
-                for family, dy in (("independent", -10), ("tanh", 16), ("linear", 4))
-            ),
-        )
+        "bounded": _panel(
+            t, facts, BOUNDED, "claims-stream-bounded",
+            "Residual-stream norm against depth, branches of bounded size",
+            Axis("stream norm", "DERIVED.chart.bounded-norm-ticks", "short", kind="log"),
+        ),
+        "unbounded": _panel(
+            t, facts, UNBOUNDED, "claims-stream-linear",
+            "Residual-stream norm against depth, linear branches",
+            Axis("stream norm", "DERIVED.chart.unbounded-norm-ticks", "pow10", kind="log"),
+        ),
     }

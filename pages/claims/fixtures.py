@@ -20,6 +20,7 @@ from site_builder.nn import Linear, residual_add
 from site_builder.trace import format_real, format_sci
 from .trace import (
     FAMILIES,
+    LINEAR_LAW_EXPONENT,
     SCALED_DEPTHS,
     SQRT_LAW_EXPONENT,
     STREAM_DEPTHS,
@@ -30,6 +31,7 @@ from .trace import (
     ScaledShortcut,
     Stream,
     StreamConfig,
+    VERDICTS,
     Trace,
     Verdict,
     ZeroBranchStack,
@@ -249,7 +251,6 @@ def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
         rows = []
         for depth in STREAM_DEPTHS:
             norm, rms = measured[family][depth - 1]
-            key = f"STREAM[{family},{depth}]"
             norm, rms = float(norm), float(rms)
             law = float(math.sqrt(depth) * rms)
             rows.append(Stream(family, depth, norm, rms, law, float(norm / law)))
@@ -257,18 +258,34 @@ def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
         fitted = [r for r in rows if r.depth >= c.fit_from]
         exponent = float(fit_exponent([r.depth for r in fitted], [r.norm for r in fitted]))
         bar = float(c.exponent_bar)
-        growth.append(Growth(family, c.fit_from, exponent, bar, sqrt_law_fits(exponent, bar)))
+        growth.append(
+            Growth(
+                family,
+                c.fit_from,
+                exponent,
+                bar,
+                sqrt_law=law_fits(exponent, SQRT_LAW_EXPONENT, bar),
+                linear_law=law_fits(exponent, LINEAR_LAW_EXPONENT, bar),
+                within_claim=as_claimed(exponent, bar),
+            )
+        )
     return tuple(streams), tuple(growth)
+
+
+def law_fits(exponent: float, law: float, bar: float) -> bool:
+    """The fitted slope follows a power law ``L**law`` when it lies within ``bar`` of it."""
+    return abs(exponent - law) <= bar
+
+
+def as_claimed(exponent: float, bar: float) -> bool:
+    """"Roughly as sqrt(L)·||f|| (random walk) or even linearly": no slower than the one, no faster than the other."""
+    return SQRT_LAW_EXPONENT - bar <= exponent <= LINEAR_LAW_EXPONENT + bar
 # endregion: claim-5
 
 
-def sqrt_law_fits(exponent: float, bar: float) -> bool:
-    return abs(exponent - SQRT_LAW_EXPONENT) <= bar
-
-
 def decide_claim_5(growth: tuple[Growth, ...]) -> str:
-    """Holds if every family grows like sqrt(L); narrowly if only some do."""
-    fits = [g.sqrt_law and sqrt_law_fits(g.exponent, g.bar) for g in growth]
+    """The whole sentence: holds if every family grows at a rate it allows; narrowly if only some do."""
+    fits = [g.within_claim and as_claimed(g.exponent, g.bar) for g in growth]
     if all(fits):
         return "holds"
     return "holds-narrowly" if any(fits) else "does-not-hold"
@@ -309,7 +326,15 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.claim-2.weight-shape": (len(t.cancelling_branch.input), len(t.cancelling_branch.upstream)),
         "DERIVED.claim-4.local-derivative": 1.0 + 2.0 * q.coefficient * q.x,
         "DERIVED.claim-5.target-exponent": SQRT_LAW_EXPONENT,
+        "DERIVED.claim-5.linear-exponent": LINEAR_LAW_EXPONENT,
+        "DERIVED.claim-5.slowest-allowed": SQRT_LAW_EXPONENT - c.exponent_bar,
+        "DERIVED.claim-5.fastest-allowed": LINEAR_LAW_EXPONENT + c.exponent_bar,
     }
+    for kind in VERDICTS:
+        derived[f"DERIVED.verdicts.{kind}"] = sum(v.verdict == kind for v in t.verdicts)
+    # How closely sqrt(L) times the branch norm so far tracks the stream, over the depths the slopes are fitted on.
+    fitted = [r.ratio for r in t.streams if r.depth >= c.fit_from]
+    derived["DERIVED.claim-5.ratio-low"], derived["DERIVED.claim-5.ratio-high"] = min(fitted), max(fitted)
     for g in t.growth:
         rows = t.stream(g.family)
         # Ratio of the deepest to the shallowest stream norm, in orders of magnitude.

@@ -1,4 +1,4 @@
-"""Trace format ``claims-v1``: one group of records per claim, then one ``VERDICT`` per claim.
+"""Trace format ``claims-v2``: one group of records per claim, then one ``VERDICT`` per claim.
 
 Each verdict is decided by code from the measured records before it.
 """
@@ -12,8 +12,10 @@ CLAIMS = (1, 2, 3, 4, 5)
 SCALED_DEPTHS = (1, 10, 50)
 FAMILIES = ("independent", "tanh", "linear")
 STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
-# The slope of log ||x_L|| against log L that a sqrt(L) law has; GROWTH.bar is measured from it.
+# Slopes of log ||x_L|| against log L: a sqrt(L) law and a linear law, the two rates claim 5 names.
+# GROWTH.bar is how far a fitted slope may sit from one of them and still count as following it.
 SQRT_LAW_EXPONENT = 0.5
+LINEAR_LAW_EXPONENT = 1.0
 
 Family = Choice(*FAMILIES)
 
@@ -98,13 +100,15 @@ class Stream:
 
 @record("GROWTH", index="family")
 class Growth:
-    """Claim 5: least-squares slope of log ||x_L|| against log L, from ``fit_from`` on."""
+    """Claim 5: least-squares slope of log ||x_L|| against log L, from ``fit_from`` on, against the claim's rates."""
 
     family: Family
     fit_from: Int
     exponent: Real
-    bar: Real  # |exponent - SQRT_LAW_EXPONENT| must be at most this for a sqrt(L) law
-    sqrt_law: Bool
+    bar: Real  # how far the slope may sit from a law's slope and still follow that law
+    sqrt_law: Bool  # |exponent - SQRT_LAW_EXPONENT| <= bar
+    linear_law: Bool  # |exponent - LINEAR_LAW_EXPONENT| <= bar
+    within_claim: Bool  # SQRT_LAW_EXPONENT - bar <= exponent <= LINEAR_LAW_EXPONENT + bar: "sqrt(L) or even linearly"
 
 
 @record("VERDICT", index="claim")
@@ -113,7 +117,7 @@ class Verdict:
     verdict: Choice(*VERDICTS)
 
 
-@trace_format("claims-v1")
+@trace_format("claims-v2")
 class Trace:
     scalar_stack: ScalarStack
     cancelling_branch: CancellingBranch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Reference, Series, ValueLabel, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Reference, Series, Value, decade_ticks, line_chart, linear_ticks
 from .trace import Trace
 
 
@@ -13,7 +13,7 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     norms = [r.plain_norm for r in t.depths] + [r.residual_norm for r in t.depths] + [t.config.upstream_norm]
     return {
         "DERIVED.chart.depth-ticks": linear_ticks(0, max(r.depth for r in t.depths)),
-        "DERIVED.chart.norm-exponents": exponent_ticks(norms),
+        "DERIVED.chart.norm-ticks": decade_ticks(norms),
     }
 
 
@@ -35,8 +35,7 @@ def _gradient_summary(t: Trace) -> str:
 
 
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    last = t.depths[-1].depth
-    at = f"DEPTH[{last}]"
+    at = f"DEPTH[{t.depths[-1].depth}]"
     return {
         "gradient": line_chart(
             facts,
@@ -48,15 +47,19 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
                 "line marks the norm of the upstream gradient. " + _gradient_summary(t)
             ),
             x=Axis("depth (tanh layers)", "DERIVED.chart.depth-ticks", "count"),
-            y=Axis("log₁₀ of the input-gradient norm", "DERIVED.chart.norm-exponents", "int", kind="exponent"),
+            y=Axis("input-gradient norm", "DERIVED.chart.norm-ticks", "pow10", kind="log"),
             series=(
-                Series("residual", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].residual-norm") for r in t.depths), "identity"),
-                Series("plain", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].plain-norm") for r in t.depths), "learned"),
+                Series(
+                    ("residual stack: ", Value(f"{at}.residual-norm", "six"), " at depth ", Value(f"{at}.depth", "count")),
+                    tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].residual-norm") for r in t.depths),
+                    "identity",
+                ),
+                Series(
+                    ("plain stack: ", Value(f"{at}.plain-norm", "sci"), " at depth ", Value(f"{at}.depth", "count")),
+                    tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].plain-norm") for r in t.depths),
+                    "learned",
+                ),
             ),
-            labels=(
-                ValueLabel(f"{at}.residual-norm", "six", f"{at}.depth", f"{at}.residual-norm", dx=-4, dy=-10, anchor="end"),
-                ValueLabel(f"{at}.plain-norm", "sci", f"{at}.depth", f"{at}.plain-norm", dx=-8, dy=16, anchor="end"),
-            ),
-            references=(Reference("CONFIG.upstream-norm", "short", "upstream norm"),),
+            references=(Reference("CONFIG.upstream-norm", "short", "upstream gradient's norm"),),
         )
     }

@@ -36,6 +36,9 @@ class Constants:
     gradcheck_rows: int = 3
     gradcheck_step: float = 1e-6
     gradcheck_bar: float = 1e-4
+    # A central difference at step h carries rounding noise of about eps/h (eps: float64's rounding unit);
+    # an error within this many orders of magnitude of it is called rounding noise on the page.
+    noise_orders: int = 1
 
 
 def weight_bank(c: Constants) -> list[np.ndarray]:
@@ -199,6 +202,11 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.deepest": max(DEPTHS),
         "DERIVED.deepest-published": max(PUBLISHED_DEPTHS),
     }
+    rounding = float(np.finfo(np.float64).eps) / c.gradcheck_step
+    derived["DERIVED.gradcheck.rounding-scale"] = rounding
+    derived["DERIVED.gradcheck.noise-low"] = rounding / 10.0**c.noise_orders
+    derived["DERIVED.gradcheck.noise-high"] = rounding * 10.0**c.noise_orders
+    derived["DERIVED.gradcheck.rounding-multiple"] = gradcheck.max_relative_error / rounding
     for row in rows:
         derived[f"DERIVED.depth-{row.depth}.orders"] = math.log10(row.residual_norm / row.plain_norm)
         derived[f"DERIVED.depth-{row.depth}.plain-survival"] = row.plain_norm / upstream_norm

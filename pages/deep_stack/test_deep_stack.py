@@ -175,3 +175,17 @@ def test_deep_stack_summary_follows_the_norms():
     assert "drops below the upstream norm" in _gradient_summary(dipped)
     rising = tuple(dataclasses.replace(r, plain_norm=float(r.depth)) for r in t.depths)
     assert "does not fall" in _gradient_summary(dataclasses.replace(t, depths=rising))
+
+
+# ------------------------------------------------------------------ the gradient check's rounding noise
+def test_gradient_check_error_is_set_against_the_rounding_noise_of_a_central_difference():
+    derived = fx.run().derived
+    scale = np.finfo(np.float64).eps / C.gradcheck_step
+    assert derived["DERIVED.gradcheck.rounding-scale"] == scale
+    assert derived["DERIVED.gradcheck.noise-low"] < scale < derived["DERIVED.gradcheck.noise-high"]
+    assert format_real(derived["DERIVED.gradcheck.rounding-multiple"]) == format_real(TRACE.gradcheck.max_relative_error / scale)
+
+
+def test_the_lessons_published_error_is_a_declared_literal():
+    (lesson,) = [lit for lit in page("deep_stack").literals if lit.id == "lesson-max-error"]
+    assert lesson.value == 5.68e-10 and "lesson" in lesson.reason

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, ValueLabel, exponent_ticks, line_chart
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
 from .trace import Trace
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
     return {
         "DERIVED.chart.depth-ticks": tuple(r.depth for r in t.depths),
-        "DERIVED.chart.deviation-exponents": exponent_ticks([r.he_deviation for r in t.depths]),
+        "DERIVED.chart.deviation-ticks": decade_ticks([r.he_deviation for r in t.depths]),
     }
 
 
@@ -23,18 +23,18 @@ def _deviation_description(t: Trace) -> str:
         "Distance between the stack's output and its input against the number of blocks, both axes "
         "logarithmic. Circles joined by a dashed line: He initialization, "
         + ("growing with depth. " if grows else "not growing at every step of depth. ")
-        + "Squares along the floor of the chart: every block's second layer initialized to zero, "
+        + "Squares on a row of their own below a break in the vertical axis: every block's second layer "
         + (
-            "where the distance is exactly zero at every depth, which a logarithmic axis cannot place, so it "
-            "is drawn on the floor."
+            "initialized to zero, where the distance is exactly zero at every depth, a value a logarithmic "
+            "axis has no place for."
             if exact
-            else "where the distance is not zero at every depth; zero distances are drawn on the floor."
+            else "initialized to zero, where the distance is not zero at every depth."
         )
     )
 
 
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    at = f"DEPTH[{t.depths[-1].depth}]"
+    first, at = f"DEPTH[{t.depths[0].depth}]", f"DEPTH[{t.depths[-1].depth}]"
     return {
         "deviation": line_chart(
             facts,
@@ -42,16 +42,19 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Distance of the output from the input against depth",
             description=_deviation_description(t),
             x=Axis("depth (residual blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-            y=Axis("log₁₀ of the distance from the input", "DERIVED.chart.deviation-exponents", "int", kind="exponent"),
+            y=Axis("distance of the output from the input", "DERIVED.chart.deviation-ticks", "pow10", kind="log"),
             series=(
-                Series("He init", tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].he-deviation") for r in t.depths), "learned"),
                 Series(
-                    "zero init",
+                    ("He init: ", Value(f"{at}.he-deviation", "sci"), " at depth ", Value(f"{at}.depth", "count")),
+                    tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].he-deviation") for r in t.depths),
+                    "learned",
+                ),
+                Series(
+                    ("zero init: exactly ", Value(f"{first}.zero-init-deviation", "short"), " at every depth"),
                     tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].zero-init-deviation") for r in t.depths),
                     "identity",
                     floor=True,
                 ),
             ),
-            labels=(ValueLabel(f"{at}.he-deviation", "sci", f"{at}.depth", f"{at}.he-deviation", dx=-8, dy=-4, anchor="end"),),
         )
     }

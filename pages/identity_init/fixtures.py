@@ -25,9 +25,10 @@ class Constants:
     width: int = 128
     rows: int = 1
     seed: int = 0
-    he_gain: float = 2.0  # He initialization: std = sqrt(2 / fan_in)
+    he_gain: float = 2.0  # the factor under the root: std = sqrt(he_gain / fan_in) (PyTorch's gain is its root)
     upstream: float = 1.0
     alpha: float = 0.0  # ReZero's initial gate
+    predicted_within: float = 0.1  # a measured ratio "is close to" He's prediction within this relative distance
 
     @property
     def he_std(self) -> float:
@@ -160,6 +161,11 @@ def rezero_fixture(c: Constants, d: Draws) -> ReZero:
 # endregion: rezero-fixture
 
 
+def close_to(measured: float, predicted: float, within: float) -> bool:
+    """The page calls a measured ratio close to a predicted one when they differ by less than ``within`` of it."""
+    return abs(measured / predicted - 1.0) < within
+
+
 def run(c: Constants = Constants()) -> Run:
     d = draws(c)
     config = Config(
@@ -174,11 +180,22 @@ def run(c: Constants = Constants()) -> Run:
     )
     rows = depth_rows(c, d)
     first, last = rows[0], rows[-1]
-    derived = {
+    derived: dict[str, float | int | bool] = {
         "DERIVED.deepest": max(DEPTHS),
         "DERIVED.he-variance": c.he_std**2,
         # Average factor by which the He deviation grows per extra block, first to last depth.
         "DERIVED.he-growth-per-block": (last.he_deviation / first.he_deviation) ** (1.0 / (last.depth - first.depth)),
         "DERIVED.he-deviation-orders": math.log10(last.he_deviation / first.he_deviation),
+        # What He's variance rule predicts: a ReLU layer keeps the squared norm, the linear layer after it
+        # multiplies it by the gain, so ||F(x)|| ~ sqrt(gain) ||x||; added at right angles to the stream, the
+        # update multiplies the stream's squared norm by 1 + gain each block.
+        "DERIVED.he-branch-prediction": math.sqrt(c.he_gain),
+        "DERIVED.he-stream-factor": math.sqrt(1.0 + c.he_gain),
     }
+    derived["DERIVED.he-branch-as-predicted"] = close_to(
+        first.he_relative, derived["DERIVED.he-branch-prediction"], c.predicted_within
+    )
+    derived["DERIVED.he-growth-as-predicted"] = close_to(
+        derived["DERIVED.he-growth-per-block"], derived["DERIVED.he-stream-factor"], c.predicted_within
+    )
     return Run(Trace(config, rows, zero_init_gradient(c, d), rezero_fixture(c, d)), derived)

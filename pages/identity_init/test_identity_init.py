@@ -131,3 +131,14 @@ def test_identity_init_description_follows_the_deviations():
     assert "not zero at every depth" in _deviation_description(dataclasses.replace(t, depths=inexact))
     flat = tuple(dataclasses.replace(r, he_deviation=1.0) for r in t.depths)
     assert "not growing" in _deviation_description(dataclasses.replace(t, depths=flat))
+
+
+# ------------------------------------------------------------------ what He's variance rule predicts
+def test_the_page_compares_the_branch_and_the_stream_with_he_s_prediction():
+    derived = fx.run().derived
+    assert derived["DERIVED.he-branch-prediction"] == math.sqrt(C.he_gain)
+    assert derived["DERIVED.he-stream-factor"] == math.sqrt(1.0 + C.he_gain)
+    # One block's output against its input: the first He deviation is ||F(x)||.
+    assert format_sci(TRACE.rezero.branch_output_norm) == format_sci(TRACE.depths[0].he_deviation)
+    assert derived["DERIVED.he-branch-as-predicted"] and derived["DERIVED.he-growth-as-predicted"]
+    assert fx.close_to(1.45, math.sqrt(2.0), 0.1) and not fx.close_to(1.6, math.sqrt(2.0), 0.1)

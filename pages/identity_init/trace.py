@@ -17,7 +17,7 @@ class Config:
     hidden: Int  # of each block's inner layer
     rows: Int  # input rows
     seed: Int  # default_rng seed: input first, then each block's two weights in order
-    he_gain: Real  # He: std = sqrt(gain / fan_in)
+    he_gain: Real  # He: std = sqrt(he_gain / fan_in), the factor under the root (PyTorch's gain is its square root)
     he_std: Real
     input_norm: Real
     upstream: Real  # every entry of the upstream gradient

@@ -39,8 +39,8 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             category_format="count",
             x_label="path length (branches passed through)",
             y=Axis("paths", "DERIVED.chart.count-ticks", "count"),
-            groups=(BarGroup("paths", tuple(f"LENGTH[{n}].count" for n in lengths), "count", "identity"),),
-            height=300,
+            groups=(BarGroup("paths of that length", tuple(f"LENGTH[{n}].count" for n in lengths), "count", "identity"),),
+            height=180,
         ),
         "contributions": bar_chart(
             facts,
@@ -57,8 +57,14 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             x_label="path length (branches passed through)",
             y=Axis("Frobenius norm", "DERIVED.chart.norm-ticks", "short"),
             groups=(
-                BarGroup("sum of paths", tuple(f"LENGTH[{n}].sum-norm" for n in lengths), "six", "identity"),
-                BarGroup("one path (mean)", tuple(f"LENGTH[{n}].mean-path-norm" for n in lengths), "six", "learned", filled=False),
+                BarGroup("sum of the paths of that length", tuple(f"LENGTH[{n}].sum-norm" for n in lengths), None, "identity"),
+                BarGroup(
+                    "one path of that length, on average",
+                    tuple(f"LENGTH[{n}].mean-path-norm" for n in lengths),
+                    None,
+                    "learned",
+                    filled=False,
+                ),
             ),
         ),
     }

@@ -1,10 +1,12 @@
 """Path-expansion fixtures: one linear residual stack's Jacobian, three ways.
 
-With row vectors each block is ``x -> x + x @ W_l`` and its Jacobian is
-``I + W_l``, so the stack's Jacobian is the ordered product
-``(I + W_1)(I + W_2)...(I + W_L)``. Multiplying it out gives one term per
-subset of blocks — the ordered product of the chosen ``W_l`` — that is, one
-term per path that goes through the chosen branches and skips the rest.
+The chapter's convention: a Jacobian's rows are outputs and vectors are rows.
+Block ``l`` maps ``x -> x + x @ W_l``, so its Jacobian is ``J_l = I + W_l.T``
+and the stack's is ``J = J_L ... J_1``, last block first. Every matrix here is
+its transpose, ``J.T = (I + W_1)(I + W_2)...(I + W_L)``, the blocks in the
+order a row vector meets them: ``y = x @ J.T``. Multiplying it out gives one
+term per subset of blocks, the ordered product of the chosen ``W_l``, that is
+one term per path that goes through the chosen branches and skips the rest.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def branch_weights(c: Constants) -> list[np.ndarray]:
 
 # region: product
 def product_jacobian(weights: list[np.ndarray]) -> np.ndarray:
-    """(I + W_1)(I + W_2)...(I + W_L), in block order."""
+    """J.T = (I + W_1)(I + W_2)...(I + W_L), in block order: the transpose of J = J_L ... J_1."""
     out = np.eye(WIDTH)
     for w in weights:
         out = out @ (np.eye(WIDTH) + w)
@@ -46,7 +48,7 @@ def product_jacobian(weights: list[np.ndarray]) -> np.ndarray:
 
 # region: path-sum
 def paths(weights: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]:
-    """Every subset of blocks (a path through those branches), with the ordered product of their W_l."""
+    """Every subset of blocks (a path through those branches), with its term of J.T: the product of its W_l in block order."""
     out = []
     for length in range(len(weights) + 1):
         for chosen in itertools.combinations(range(len(weights)), length):
@@ -60,7 +62,8 @@ def paths(weights: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]
 
 # region: engine-jacobian
 def autograd_jacobian(weights: list[np.ndarray], x0: tuple[float, ...]) -> np.ndarray:
-    """Column j is the input gradient for the upstream e_j: one backward pass per output coordinate."""
+    """J.T, one backward pass per output coordinate: the input gradient for the upstream e_j is row j of J,
+    the vector-Jacobian product e_j J, and it is stored as column j."""
     x = parameter(x0, name="input")
     h = x
     for n, w in enumerate(weights, start=1):

@@ -42,11 +42,22 @@ def test_three_jacobians_agree_with_a_finite_difference_twin():
     x0 = np.array(C.input)
     numeric = np.stack(
         [(forward(x0 + eps * e) - forward(x0 - eps * e)) / (2 * eps) for e in np.eye(WIDTH)]
-    )  # row i: d y / d x_i, as the row-vector Jacobian
+    )  # row i: d y / d x_i, so this is J^T (J's rows are outputs)
     j = TRACE.jacobian
     for values in (j.product, j.path_sum, j.autograd):
         np.testing.assert_allclose(np.array(values).reshape(WIDTH, WIDTH), numeric, atol=1e-6)
     assert j.paths == 2**BLOCKS and 0 <= j.max_difference < 1e-12
+
+
+def test_the_recorded_matrix_is_the_transpose_of_the_chapter_convention_jacobian():
+    """J = J_L ... J_1 with J_l = I + W_l^T (rows are outputs); the trace holds J^T."""
+    j = np.eye(WIDTH)
+    for w in W:
+        j = (np.eye(WIDTH) + w.T) @ j
+    np.testing.assert_allclose(j.T, fx.product_jacobian(W), atol=1e-15)
+    eps, x0 = 1e-6, np.array(C.input)
+    columns = [(forward(x0 + eps * e) - forward(x0 - eps * e)) / (2 * eps) for e in np.eye(WIDTH)]
+    np.testing.assert_allclose(np.stack(columns, axis=1), j, atol=1e-6)  # column i: d y / d x_i
 
 
 def test_path_sum_twin_by_bitmask():

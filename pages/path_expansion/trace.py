@@ -1,4 +1,10 @@
-"""Trace format ``path-expansion-v1``: each record declared once. Matrices are written as row-major vectors."""
+"""Trace format ``path-expansion-v1``: each record declared once. Matrices are written as row-major vectors.
+
+Jacobians follow the chapter (rows are outputs, vectors are rows): block l's
+Jacobian is J_l = I + W_l^T and the stack's is J = J_L ... J_1. The JACOBIAN
+and LENGTH matrices are transposes, J^T = (I + W_1)...(I + W_L), the blocks in
+the order a row vector meets them.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +25,14 @@ class Config:
 @record("BRANCH", index="block")
 class Branch:
     block: Int  # 1-based
-    weight: Vector  # W_l, row-major; the block is x -> x + x @ W_l, Jacobian I + W_l (row-vector convention)
+    weight: Vector  # W_l, row-major; the block is x -> x + x @ W_l, its Jacobian I + W_l^T
 
 
 @record("JACOBIAN")
 class Jacobian:
-    product: Vector  # (I + W_1)(I + W_2)...(I + W_L)
-    path_sum: Vector  # sum over all subsets of blocks of the ordered product of their W_l
-    autograd: Vector  # one backward pass per output coordinate through the engine
+    product: Vector  # J^T = (I + W_1)(I + W_2)...(I + W_L)
+    path_sum: Vector  # J^T again: the sum over all subsets of blocks of the product of their W_l in block order
+    autograd: Vector  # J^T again: one backward pass per output coordinate through the engine, each a column
     paths: Int  # terms in the path sum
     max_difference: Sci  # largest |a - b| between any two of the three
 
@@ -35,7 +41,7 @@ class Jacobian:
 class Length:
     length: Int  # how many branches a path goes through
     count: Int  # paths of that length, counted while enumerating
-    sum: Vector  # the sum of those paths' products
+    sum: Vector  # the sum of those paths' terms of J^T
     sum_norm: Real  # its Frobenius norm
     mean_path_norm: Real  # mean Frobenius norm of a single path of that length
 

@@ -12,7 +12,7 @@ Template globals (every number a template shows goes through one of these):
 ``keys(key)``                      ``["key[0]", "key[1]", …]`` for a vector-valued fact
 ``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` / ``\\lit`` macros (:mod:`.math`)
 ``diagram(template, id, title, description)``   inline SVG in a scrollable region (:mod:`.diagrams`)
-``chart(svg, label)``              a chart the page's figures drew, in the same scrollable region
+``chart(svg)``                     a chart the page's figures drew; it fits its column, so it never scrolls
 ``swatch(role)``                   a legend sample of a diagram role's line style or border
 ``excerpt(path, region)``          a live code excerpt: a file of the page folder, or ``site_builder/…``
 ``cite(id)``                       a citation declared in page.toml, linked, its year and ids verified
@@ -182,8 +182,8 @@ class PageRenderer:
             found = extract_region(root, shown_path, region)
             return Markup(code_figure(found.source, found.path, found.name, found.text, language))
 
-        def chart(svg: str, label: str) -> Markup:
-            return _scroll_region(label, svg)
+        def chart(svg: str) -> Markup:
+            return Markup(f'<div class="chart-box">{svg}</div>')
 
         def swatch(role: str) -> Markup:
             return Markup(legend_swatch(role, page.node_roles, page.edge_roles))
