@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, ValueLabel, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
 from .trace import COLUMNS, DEPTHS, RECORDED, STEPS, Trace
 
 STYLE = {"plain": "learned", "residual": "identity"}
@@ -22,7 +21,7 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     losses = [getattr(r, name) for r in (*t.curves, *t.finals) for name in COLUMNS]
     return {
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-exponents": exponent_ticks(losses),
+        "DERIVED.chart.loss-ticks": decade_ticks(losses),
         "DERIVED.chart.depth-ticks": DEPTHS,
     }
 
@@ -55,28 +54,10 @@ def _depth_description(t: Trace) -> str:
     )
 
 
-def _labels_at_the_end(facts: Mapping[str, Any], x_key: str, keys: dict[str, str]) -> tuple[ValueLabel, ...]:
-    """Each series' last value beside its point: the higher one above it, the lower one below it, and a point
-    near the top of the axis gets its label below (as the lower one then sits far beneath it)."""
-    top = float(facts["DERIVED.chart.loss-exponents"][-1])
-    bottom = float(facts["DERIVED.chart.loss-exponents"][0])
-    values = {kind: math.log10(float(facts[k])) for kind, k in keys.items()}
-    high = max(values, key=values.get)  # type: ignore[arg-type]
-    labels = []
-    for kind, k in keys.items():
-        above = kind == high and top - values[kind] > 0.08 * (top - bottom)
-        labels.append(ValueLabel(k, "sci", x_key.format(kind=kind), k, dx=-8, dy=-10 if above else 16, anchor="end"))
-    return tuple(labels)
-
-
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    y = Axis("log₁₀ of the training loss", "DERIVED.chart.loss-exponents", "int", kind="exponent")
+    y = Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log")
     out: dict[str, str] = {}
     for depth in DEPTHS:
-        series = tuple(
-            Series(kind, tuple((f"CURVE[{s}].step", f"CURVE[{s}].{key(kind, depth)}") for s in RECORDED), STYLE[kind])
-            for kind in ("residual", "plain")
-        )
         out[f"curves-{depth}"] = line_chart(
             facts,
             chart_id=f"degradation-curves-{depth}",
@@ -84,8 +65,14 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             description=_curves_description(t, depth),
             x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
             y=y,
-            series=series,
-            height=300,
+            series=tuple(
+                Series(
+                    (f"{kind}: ", Value(f"{LAST}.{key(kind, depth)}", "sci"), " at the end"),
+                    tuple((f"CURVE[{s}].step", f"CURVE[{s}].{key(kind, depth)}") for s in RECORDED),
+                    STYLE[kind],
+                )
+                for kind in ("residual", "plain")
+            ),
         )
     last = DEPTHS[-1]
     out["depth"] = line_chart(
@@ -96,9 +83,12 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         x=Axis("depth (blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
         y=y,
         series=tuple(
-            Series(kind, tuple((f"START[{d},{kind}].depth", f"{LAST}.{key(kind, d)}") for d in DEPTHS), STYLE[kind])
+            Series(
+                (f"{kind}: ", Value(f"{LAST}.{key(kind, last)}", "sci"), " at ", Value(f"START[{last},{kind}].depth", "count"), " blocks"),
+                tuple((f"START[{d},{kind}].depth", f"{LAST}.{key(kind, d)}") for d in DEPTHS),
+                STYLE[kind],
+            )
             for kind in ("residual", "plain")
         ),
-        labels=_labels_at_the_end(facts, f"START[{last},{{kind}}].depth", {kind: f"{LAST}.{key(kind, last)}" for kind in STYLE}),
     )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, BarGroup, ChartError, Series, bar_chart, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, BarGroup, ChartError, Series, Value, bar_chart, decade_ticks, line_chart, linear_ticks
 from .trace import DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
 
 # Schemes whose growth equals zero-last's at every depth are drawn as one line (the table lists each).
@@ -26,9 +26,9 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     losses = [getattr(r, column(s)) for r in (*t.curves, *t.finals) for s in SCHEMES]
     return {
         "DERIVED.chart.depth-ticks": DEPTHS,
-        "DERIVED.chart.growth-exponents": exponent_ticks(growth),
+        "DERIVED.chart.growth-ticks": decade_ticks(growth),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-exponents": exponent_ticks(losses),
+        "DERIVED.chart.loss-ticks": decade_ticks(losses),
     }
 
 
@@ -80,13 +80,13 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title=f"How much the stack multiplies {words} at initialization, against depth",
             description=_growth_description(t, field),
             x=Axis("depth (blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-            y=Axis("log₁₀ of the factor", "DERIVED.chart.growth-exponents", "int", kind="exponent"),
+            y=Axis("factor", "DERIVED.chart.growth-ticks", "pow10", kind="log"),
             series=tuple(
-                Series(scheme,
+                Series((f"{scheme}: ", Value(f"START[{scheme},{DEPTHS[-1]}].{field}", "sci"), " at ",
+                        Value(f"START[{scheme},{DEPTHS[-1]}].depth", "count"), " blocks"),
                        tuple((f"START[{scheme},{d}].depth", f"START[{scheme},{d}].{field}") for d in DEPTHS), style)
                 for scheme, style in GROWTH_STYLE.items()
             ),
-            height=300,
         )
     for group, members in CURVE_GROUPS.items():
         out[f"curves-{group}"] = line_chart(
@@ -95,12 +95,12 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Training loss against the step for three initializations",
             description=_curves_description(t, group),
             x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("log₁₀ of the training loss", "DERIVED.chart.loss-exponents", "int", kind="exponent"),
+            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
             series=tuple(
-                Series(scheme, tuple((f"CURVE[{s}].step", f"CURVE[{s}].{scheme}") for s in RECORDED), style)
+                Series((f"{scheme}: ", Value(f"CURVE[{STEPS}].{scheme}", "sci"), " at the end"),
+                       tuple((f"CURVE[{s}].step", f"CURVE[{s}].{scheme}") for s in RECORDED), style)
                 for scheme, style in members
             ),
-            height=300,
         )
     out["final"] = bar_chart(
         facts,
@@ -115,8 +115,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         categories_key="DERIVED.schemes",
         category_format="name",
         x_label="initialization",
-        y=Axis("log₁₀ of the training loss", "DERIVED.chart.loss-exponents", "int", kind="exponent"),
-        groups=(BarGroup("mean loss", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "sci", "identity"),),
-        height=320,
+        y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
+        groups=(BarGroup("mean loss over the seeds", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "short", "identity"),),
     )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
 from .trace import COLUMNS, PROFILE_DEPTHS, RECORDED, STEPS, TRAIN_DEPTHS, Trace
 
 STYLE = {"pre": "identity", "post": "merge"}
@@ -13,9 +13,9 @@ LOOK = {"pre": "squares joined by a solid line", "post": "triangles joined by a 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
     facts: dict[str, Any] = {
-        "DERIVED.chart.gradient-exponents": exponent_ticks([v for p in t.profiles for v in (p.pre, p.post)]),
+        "DERIVED.chart.gradient-ticks": decade_ticks([v for p in t.profiles for v in (p.pre, p.post)]),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-exponents": exponent_ticks([getattr(r, n) for r in (*t.curves, *t.finals) for n in COLUMNS]),
+        "DERIVED.chart.loss-ticks": decade_ticks([getattr(r, n) for r in (*t.curves, *t.finals) for n in COLUMNS]),
     }
     for depth in PROFILE_DEPTHS:
         facts[f"DERIVED.chart.block-ticks-{depth}"] = linear_ticks(0, depth)
@@ -54,13 +54,13 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Gradient reaching each block at initialization, pre-norm and post-norm",
             description=_profile_description(t, depth),
             x=Axis("block (counted from the input)", f"DERIVED.chart.block-ticks-{depth}", "count"),
-            y=Axis("log₁₀ of the gradient norm", "DERIVED.chart.gradient-exponents", "int", kind="exponent"),
+            y=Axis("gradient norm", "DERIVED.chart.gradient-ticks", "pow10", kind="log"),
             series=tuple(
-                Series(f"{layout}-norm", tuple((f"PROFILE[{depth},{b}].block", f"PROFILE[{depth},{b}].{layout}")
-                                               for b in range(1, depth + 1)), STYLE[layout])
+                Series((f"{layout}-norm: ", Value(f"PROFILE[{depth},{depth}].{layout}", "sci"), " at the last block"),
+                       tuple((f"PROFILE[{depth},{b}].block", f"PROFILE[{depth},{b}].{layout}") for b in range(1, depth + 1)),
+                       STYLE[layout])
                 for layout in ("pre", "post")
             ),
-            height=300,
         )
     for depth in TRAIN_DEPTHS:
         out[f"loss-{depth}"] = line_chart(
@@ -69,12 +69,11 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Training loss against the step, pre-norm and post-norm",
             description=_loss_description(t, depth),
             x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("log₁₀ of the training loss", "DERIVED.chart.loss-exponents", "int", kind="exponent"),
+            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
             series=tuple(
-                Series(f"{layout}-norm", tuple((f"CURVE[{s}].step", f"CURVE[{s}].{layout}-{depth}") for s in RECORDED),
-                       STYLE[layout])
+                Series((f"{layout}-norm: ", Value(f"CURVE[{STEPS}].{layout}-{depth}", "sci"), " at the end"),
+                       tuple((f"CURVE[{s}].step", f"CURVE[{s}].{layout}-{depth}") for s in RECORDED), STYLE[layout])
                 for layout in ("pre", "post")
             ),
-            height=300,
         )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, exponent_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
 from .trace import DEPTHS, PATTERNS, RECORDED, STEPS, Trace
 
 STYLE = {"residual": "identity", "highway": "merge", "dense": "learned"}
@@ -19,16 +19,19 @@ CARRY = "carry power"
 def chart_facts(t: Trace) -> dict[str, Any]:
     losses = [getattr(r, p) for r in (*t.curves, *t.finals) for p in PATTERNS]
     return {
-        "DERIVED.chart.parameter-exponents": exponent_ticks([s.parameters for s in t.shapes]),
-        "DERIVED.chart.growth-exponents": exponent_ticks([s.backward for s in t.shapes]),
+        "DERIVED.chart.parameter-ticks": decade_ticks([s.parameters for s in t.shapes]),
+        "DERIVED.chart.growth-ticks": decade_ticks([s.backward for s in t.shapes]),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-exponents": exponent_ticks(losses),
+        "DERIVED.chart.loss-ticks": decade_ticks(losses),
     }
 
 
-def _series(field: str) -> tuple[Series, ...]:
+def _series(field: str, fmt: str) -> tuple[Series, ...]:
+    deep = DEPTHS[-1]
     return tuple(
-        Series(p, tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS), STYLE[p]) for p in PATTERNS
+        Series((f"{p}: ", Value(f"SHAPE[{p},{deep}].{field}", fmt), " at ", Value(f"SHAPE[{p},{deep}].depth", "count"), " blocks"),
+               tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS), STYLE[p])
+        for p in PATTERNS
     )
 
 
@@ -67,7 +70,8 @@ def _loss_description(t: Trace) -> str:
 
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
     depth = Axis("depth (blocks)", "DERIVED.chart.depths", "count", kind="log")
-    carry = Series(CARRY, tuple((f"SHAPE[highway,{d}].depth", f"DERIVED.depth-{d}.carry-power") for d in DEPTHS), "plain")
+    carry = Series((f"{CARRY}: ", Value(f"DERIVED.depth-{DEPTHS[-1]}.carry-power", "sci"), " at ",
+                    Value(f"SHAPE[highway,{DEPTHS[-1]}].depth", "count"), " blocks"), tuple((f"SHAPE[highway,{d}].depth", f"DERIVED.depth-{d}.carry-power") for d in DEPTHS), "plain")
     return {
         "parameters": line_chart(
             facts,
@@ -75,9 +79,8 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Weights in the blocks against depth",
             description=_parameters_description(t),
             x=depth,
-            y=Axis("log₁₀ of the number of weights", "DERIVED.chart.parameter-exponents", "int", kind="exponent"),
-            series=_series("parameters"),
-            height=300,
+            y=Axis("weights", "DERIVED.chart.parameter-ticks", "pow10", kind="log"),
+            series=_series("parameters", "count"),
         ),
         "growth": line_chart(
             facts,
@@ -85,9 +88,8 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="How much each stack multiplies a gradient at initialization, against depth",
             description=_growth_description(t),
             x=depth,
-            y=Axis("log₁₀ of the factor", "DERIVED.chart.growth-exponents", "int", kind="exponent"),
-            series=(*_series("backward"), carry),
-            height=300,
+            y=Axis("factor", "DERIVED.chart.growth-ticks", "pow10", kind="log"),
+            series=(*_series("backward", "sci"), carry),
         ),
         "loss": line_chart(
             facts,
@@ -95,8 +97,8 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             title="Training loss against the step, three skip patterns",
             description=_loss_description(t),
             x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("log₁₀ of the training loss", "DERIVED.chart.loss-exponents", "int", kind="exponent"),
-            series=tuple(Series(p, tuple((f"CURVE[{s}].step", f"CURVE[{s}].{p}") for s in RECORDED), STYLE[p]) for p in PATTERNS),
-            height=300,
+            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
+            series=tuple(Series((f"{p}: ", Value(f"CURVE[{STEPS}].{p}", "sci"), " at the end"),
+                                tuple((f"CURVE[{s}].step", f"CURVE[{s}].{p}") for s in RECORDED), STYLE[p]) for p in PATTERNS),
         ),
     }
