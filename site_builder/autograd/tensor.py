@@ -107,7 +107,8 @@ def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     inner = b[-2] if len(b) >= 2 else b[0]
     if a[-1] != inner:
         raise fail(f"inner dimensions must agree ({a[-1]} != {inner})")
-    if len(a) > 2 and len(b) > 2:  # otherwise one side has no batch axes, which always broadcasts
+    # One side without batch axes, or equal batch axes, always broadcasts; only unequal ones need the check.
+    if len(a) > 2 and len(b) > 2 and a[:-2] != b[:-2]:
         try:
             np.broadcast_shapes(a[:-2], b[:-2])
         except ValueError:
@@ -338,13 +339,13 @@ class Tensor:
             g2 = np.expand_dims(g2, -1) if b.ndim == 1 else g2
             grad_a = grad_b = None
             if need_a:
-                grad_a = unbroadcast(g2 @ np.swapaxes(b2, -1, -2), a2.shape)
+                grad_a = unbroadcast(g2 @ b2.swapaxes(-1, -2), a2.shape)
                 grad_a = grad_a.reshape(a.shape) if a.ndim == 1 else grad_a
             if need_b:
                 if b2.ndim == 2:  # one matrix for every batch row: a single product sums over all of them
                     grad_b = a2.reshape(-1, a2.shape[-1]).T @ g2.reshape(-1, g2.shape[-1])
                 else:
-                    grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)
+                    grad_b = unbroadcast(a2.swapaxes(-1, -2) @ g2, b2.shape)
                 grad_b = grad_b.reshape(b.shape) if b.ndim == 1 else grad_b
             return grad_a, grad_b
 
