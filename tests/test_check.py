@@ -25,14 +25,23 @@ PAGE = page("ch24").html_path
 CH24 = Pipeline(PROJECT, warn=lambda line: None).run_page("ch24")
 
 
-def material(body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "") -> str:
+CHAPTER_HEADING = (
+    '<h1 id="top">Chapter <span class="tv" data-trace="PAGE.chapter" data-format="count">24</span>: '
+    "Keep an identity path around each learned update</h1>"
+)
+HOME_HEADING = '<h1 id="top">Build an LLM from scratch</h1>'
+
+
+def material(
+    body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "",
+    heading: str = CHAPTER_HEADING,
+) -> str:
     """A page shaped like Material's: title, navigation, content article."""
     return (
         f"<!doctype html><html><head><title>{title}</title><style>.x{{width:12px}}</style></head><body>"
         f'<script>var a = 12;</script><div class="md-container"><nav class="md-nav" aria-label="Navigation">{nav}</nav>'
         f'<main><div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">'
-        f'<h1 id="top">Chapter <span class="tv" data-trace="PAGE.chapter" data-format="count">24</span>: '
-        f'Keep an identity path around each learned update</h1>{body}</article></div></main></div></body></html>'
+        f"{heading}{body}</article></div></main></div></body></html>"
     )
 
 
@@ -347,14 +356,14 @@ def test_a_missing_golden_names_the_command_that_writes_it(prepared, tmp_path):
 
 def test_hand_written_pages_see_every_page_facts_and_disagreeing_keys_are_errors(prepared):
     body = f"<p>{tv('FORWARD.output', 'vector')}</p>"
-    assert lines(prepared, body, page="index.html") == []
+    assert lines(prepared, body, page="index.html", heading=HOME_HEADING) == []
     first = prepared.fresh.pages[0]
     run = first.run
     changed = dataclasses.replace(run.trace, forward=dataclasses.replace(run.trace.forward, output=(9.0, 9.0)))
     twin_page = dataclasses.replace(first.source, slug="twin", url="twin/")
     other = dataclasses.replace(first, source=twin_page, run=dataclasses.replace(run, page=twin_page, trace=changed))
     twin = dataclasses.replace(prepared, fresh=Fresh(PROJECT, (first, other)))
-    found = [p.line() for p in check_page(twin, "index.html", material(body)).problems]
+    found = [p.line() for p in check_page(twin, "index.html", material(body, heading=HOME_HEADING)).problems]
     assert found == [
         "index.html: span[data-trace=FORWARD.output] (section #top): expected a key with one value across the site, found different values on ch24, twin"
     ]
