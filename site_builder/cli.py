@@ -8,7 +8,9 @@ comes from :func:`site_builder.errors.exit_code`, the only place that decides it
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Sequence
 
@@ -104,19 +106,34 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so it stops as after Ctrl-C: fixture processes killed, files whole."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:
         return int(args.action(args))
     except SiteBuilderError as exc:
         print(f"site-builder: error: {shown(str(exc), 2000)}", file=sys.stderr)
         return exit_code(exc)
     except OSError as exc:
-        print(f"site-builder: error: {os_error(exc)}", file=sys.stderr)
+        print(f"site-builder: error: {shown(str(os_error(exc)), 2000)}", file=sys.stderr)
         return exit_code(exc)
+    except _Terminated:
+        print("site-builder: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("site-builder: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

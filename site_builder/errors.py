@@ -68,13 +68,26 @@ def os_error(exc: OSError, path: object | None = None, doing: str = "") -> FileA
     return FileAccessError(where, f"{doing}: {reason}" if doing else reason)
 
 
-def shown(text: str, limit: int = MAX_SHOWN) -> str:
-    """``text`` fit for a one-line message: control characters escaped, long text cut with its length."""
-    safe = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in str(text))
-    if len(safe) <= limit:
-        return safe
-    half = (limit - 20) // 2
-    return f"{safe[:half]}…[{len(safe)} characters]…{safe[-half:]}"
+def _escaped(text: str) -> str:
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def shown(text: object, limit: int = MAX_SHOWN) -> str:
+    """``text`` fit for a one-line message: control characters escaped, long text cut in the middle with its length.
+
+    Only the kept ends are escaped, so a value of any size is shown in time proportional to ``limit``.
+    """
+    text = str(text)
+    if len(text) <= limit:
+        safe = _escaped(text)
+        if len(safe) <= limit:
+            return safe
+    half = max(8, (limit - 24) // 2)
+    head = _escaped(text[:half])[:half]
+    tail = _escaped(text[-half:])[-half:]
+    return f"{head}…[{len(text)} characters]…{tail}"
 
 
 def exit_code(exc: BaseException) -> int:

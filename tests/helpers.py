@@ -6,6 +6,7 @@ so a test can ``from pages.ch24.fixtures import run``.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,20 @@ def mkdocs_env(**overrides: str) -> dict[str, str]:
     env = dict(os.environ)
     env["NO_MKDOCS_2_WARNING"] = "1"
     env.update(overrides)
+    return env
+
+
+FAULTS = Path(__file__).resolve().parent / "faults"
+
+
+def faults(*rules: dict[str, str], now: int | None = None) -> dict[str, str]:
+    """Environment for a subprocess that meets ``rules`` (see ``faults/sitecustomize.py``), its clock at ``now``."""
+    env = {
+        "PYTHONPATH": os.pathsep.join(p for p in (str(FAULTS), os.environ.get("PYTHONPATH", "")) if p),
+        "SITE_BUILDER_FAULTS": json.dumps(list(rules)),
+    }
+    if now is not None:
+        env["SITE_BUILDER_FAKE_NOW"] = str(now)
     return env
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +20,7 @@ from site_builder.check.numbers import scan
 from site_builder.cli import main as cli_main
 from site_builder.pipeline import Pipeline
 
-from helpers import PROJECT, golden, page
+from helpers import PROJECT, faults, golden, page
 
 REPO = PROJECT.root
 PAGE = page("ch24").html_path
@@ -34,14 +36,15 @@ HOME_HEADING = '<h1 id="top">Build an LLM from scratch</h1>'
 
 def material(
     body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "",
-    heading: str = CHAPTER_HEADING,
+    heading: str = CHAPTER_HEADING, footer: str = "", head: str = "",
 ) -> str:
-    """A page shaped like Material's: title, navigation, content article."""
+    """A page shaped like Material's: title, navigation, content article, footer."""
     return (
-        f"<!doctype html><html><head><title>{title}</title><style>.x{{width:12px}}</style></head><body>"
+        f"<!doctype html><html><head><title>{title}</title><style>.x{{width:12px}}</style>{head}</head><body>"
         f'<script>var a = 12;</script><div class="md-container"><nav class="md-nav" aria-label="Navigation">{nav}</nav>'
         f'<main><div class="md-content" data-md-component="content"><article class="md-content__inner md-typeset">'
-        f"{heading}{body}</article></div></main></div></body></html>"
+        f"{heading}{body}</article></div></main>"
+        f'<footer class="md-footer">{footer}</footer></div></body></html>'
     )
 
 
@@ -143,6 +146,71 @@ def test_a_number_without_provenance_is_an_error_naming_its_place(prepared, body
     assert any(f": {where}" in line and f"found {number}" in line for line in found), found
 
 
+@pytest.mark.parametrize(
+    ("body", "where", "number"),
+    [
+        ("<p>Accuracy <sub>99.9</sub> percent</p>", "sub", "'99.9'"),
+        ("<p>x<sub>2</sub> and y<sup>3</sup></p>", "sub", "'2'"),
+        ("<p>x<sub>2</sub> and y<sup>3</sup></p>", "sup", "'3'"),
+        ("<p>Accuracy ４２ percent</p>", "p", "'４２'"),
+        ("<p>Accuracy ٤٢ percent</p>", "p", "'٤٢'"),
+        ("<p>Accuracy ₄₂ percent</p>", "p", "'₄₂'"),
+        ("<p>Accuracy 𝟒𝟐 percent, ½ of it</p>", "p", "'𝟒𝟐'"),
+        ("<p>Accuracy 𝟒𝟐 percent, ½ of it</p>", "p", "'½'"),
+        ("<p>step Ⅻ</p>", "p", "'Ⅻ'"),
+        ("<math><msub><mi>x</mi><mrow><mi>a</mi><mo>+</mo><mn>0.5</mn></mrow></msub></math>", "mn in math", "'0.5'"),
+        ("<math><msub><mi>x</mi><mrow><mi>a</mi><mo>×</mo><mn>2</mn></mrow></msub></math>", "mn in math", "'2'"),
+        ("<math><munder><mo>∑</mo><mn>3</mn></munder></math>", "mn in math", "'3'"),
+        ("<p><img alt='42 percent' src='a.png'></p>", "img[alt]", "'42'"),
+        ("<p><abbr title='about 42'>it</abbr></p>", "abbr[title]", "'42'"),
+        ("<p><span aria-label='42 of them'>many</span></p>", "span[aria-label]", "'42'"),
+        ("<p><span aria-description='42 of them'>many</span></p>", "span[aria-description]", "'42'"),
+        ("<ol start='42'><li>percent</li></ol>", "ol[start]", "'42'"),
+        ("<svg id='s'><title>42 nodes</title></svg>", "svg#s title", "'42'"),
+        ("<style>p::before { content: \"Accuracy 4\\32 \" }</style><p>x</p>", "style content", "'42'"),
+        ("<p><img alt='' src='a.png'> <span data-trace='FORWARD.input' data-format='vector' title='42'>[2, −1]</span></p>",
+         "span[title]", "'42'"),
+        ("<p><img alt='' src=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'%3E%3Ctext%3E42%3C/text%3E"
+         "%3C/svg%3E\"></p>", "img[src]", "'42'"),
+        (f"<p><img alt='' src='data:image/svg+xml;base64,{base64.b64encode(b'<svg><text>42</text></svg>').decode()}'></p>",
+         "img[src]", "'42'"),
+        ("<p><iframe srcdoc='&lt;p&gt;Accuracy 42 percent&lt;/p&gt;'></iframe></p>", "iframe[srcdoc]", "'42'"),
+        ("<style>p { background: url(\"data:image/svg+xml,<svg><text>42</text></svg>\") }</style><p>x</p>",
+         "style content", "'42'"),
+    ],
+)
+def test_every_number_a_reader_sees_or_hears_is_read(prepared, body, where, number):
+    found = lines(prepared, body)
+    assert any(f": {where}" in line and f"found {number}" in line for line in found), found
+
+
+def test_the_footer_the_head_and_shown_attributes_are_read(prepared):
+    found = lines(prepared, "<p>x</p>", footer="<p>Accuracy 99.9 percent</p>",
+                  head="<meta name='description' content='Accuracy 42 percent'>")
+    assert any(": p " in line and "found '99.9'" in line for line in found), found
+    assert any(": meta[name=description]" in line and "found '42'" in line for line in found), found
+    shown = lines(prepared, "<style>p::after { content: attr(data-x) }</style><p data-x='42'>x</p>")
+    assert any(": p[data-x]" in line and "found '42'" in line for line in shown), shown
+
+
+def test_an_excerpt_figure_is_read_outside_its_code_and_its_caption_names_its_source(prepared):
+    ref = "site_builder/nn.py#residual_add"
+    code = excerpt(Sources(REPO).region(ref))
+    caption = "<figcaption><code>site_builder/nn.py</code>, region <code>residual_add</code></figcaption>"
+    figure = f'<figure class="code-excerpt" data-source="{ref}">{caption}{{}}{code.split(">", 1)[1][:-6]}</figure>'
+    assert lines(prepared, figure.format("")) == []
+    inside = lines(prepared, figure.format("<p>Accuracy 42 percent</p>"))
+    assert len(inside) == 1 and ": p " in inside[0] and "found '42'" in inside[0], inside
+    renamed = lines(prepared, figure.format("").replace("region <code>residual_add", "region <code>residual_42"))
+    assert len(renamed) == 1 and 'expected "site_builder/nn.py, region residual_add"' in renamed[0], renamed
+
+
+def test_the_404_heading_is_allowed_on_the_404_page_only(prepared):
+    assert lines(prepared, "<h2>404 - Not found</h2>", page="404.html", heading=HOME_HEADING) == []
+    found = lines(prepared, "<h2>404 - Not found</h2>", page="index.html", heading=HOME_HEADING)
+    assert len(found) == 1 and "found '404'" in found[0], found
+
+
 def test_a_superscript_exponent_is_a_number(prepared):
     found = lines(prepared, f"<p>{tv('DERIVED.plain-multiplier', 'exact')}⁴</p>")
     assert len(found) == 1 and "found '⁴'" in found[0]
@@ -178,8 +246,9 @@ def test_a_citation_rendered_from_page_toml_passes(prepared):
 @pytest.mark.parametrize(
     "body",
     [
-        "<p>h1, x<sub>2</sub>, float64, ch24, W<sub>12</sub></p>",
-        "<math><msub><mi>x</mi><mn>2</mn></msub></math>",
+        "<p>h1, x2, float64, ch24, W12, log₁₀ and x₂</p>",
+        "<math><msub><mi>x</mi><mn>2</mn></msub><msub><mi>log</mi><mn>10</mn></msub>"
+        "<msub><mi>x</mi><mrow><mi>l</mi><mo>+</mo><mn>1</mn></mrow></msub></math>",
         "<p><code>residual.stack.0.branch.weight</code> and <code>residual.branch.weight</code></p>",
         "<p style='width: 10px' data-x='3'><img alt='' width='20' src='a1.png'>words</p>",
     ],
@@ -401,9 +470,10 @@ def test_the_untouched_build_agrees_with_a_fresh_run(prepared, built_site):
     assert result.render().splitlines()[-1] == result.summary()
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "site_builder.cli", "check", *args], cwd=REPO, capture_output=True, text=True
+        [sys.executable, "-m", "site_builder.cli", "check", *args], cwd=REPO, capture_output=True, text=True,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -428,11 +498,10 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
     not_a_folder = run_cli(str(page))
     assert not_a_folder.returncode == 2 and len(not_a_folder.stderr.strip().splitlines()) == 1
 
-    (copy / "unreadable.html").mkdir()  # a name the checker must read, but cannot
-    unreadable = run_cli(str(copy))
+    (copy / "unreadable.html").write_text("<p>hidden</p>", encoding="utf-8")  # a page the checker cannot read
+    unreadable = run_cli(str(copy), env=faults({"op": "read", "match": "*/unreadable.html", "errno": "EACCES"}))
     assert unreadable.returncode == 2 and unreadable.stdout == ""
-    assert unreadable.stderr.startswith(f"site-builder: error: {copy / 'unreadable.html'}: ")
-    assert len(unreadable.stderr.strip().splitlines()) == 1
+    assert unreadable.stderr == f"site-builder: error: {copy / 'unreadable.html'}: cannot read: permission denied\n"
 
 
 def test_an_empty_page_or_broken_drawing_is_a_problem_not_a_crash(prepared, built_site, tmp_path):
@@ -450,3 +519,25 @@ def test_the_command_reads_site_by_default_through_cli_main(built_site, monkeypa
     monkeypatch.chdir(REPO)
     assert cli_main(["check", str(built_site)]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("check: ")
+
+
+def test_a_golden_that_is_a_folder_or_unreadable_is_a_problem_not_a_crash(prepared, tmp_path, monkeypatch):
+    folder = tmp_path / "trace.txt"
+    folder.mkdir()
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): folder})
+    assert [p.line() for p in problems] == [
+        f"{folder}: golden trace: expected a golden file (refresh: site-builder trace --page ch24 --write-golden), "
+        "found a folder"
+    ]
+    locked = tmp_path / "locked.txt"
+    locked.write_text(golden("ch24"), encoding="utf-8")
+    real = Path.read_bytes
+
+    def refuse(path: Path) -> bytes:
+        if path == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): locked})
+    assert len(problems) == 1 and problems[0].found == "permission denied", problems

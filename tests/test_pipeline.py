@@ -168,3 +168,106 @@ def test_fixtures_run_with_one_blas_thread_whatever_the_caller_set(tmp_path, mon
     assert {name: run.derived[f"MEASURED.env.{name}"] for name in variables} == {
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"
     }
+
+
+def test_entries_of_pages_that_no_longer_exist_are_pruned(tmp_path):
+    project = project_with(tmp_path, "path_expansion", "claims")
+    Log().pipeline(project).run()
+    shutil.rmtree(tmp_path / "pages" / "claims")
+    Log().pipeline(Project.at(tmp_path)).run()
+    assert sorted(p.name for p in (tmp_path / ".cache" / "fixtures").iterdir()) == ["path_expansion.json"]
+
+
+def test_a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    (tmp_path / ".cache").write_text("a file where the cache folder should be", encoding="utf-8")
+    log = Log()
+    (run,) = log.pipeline(project).run()
+    assert run.trace_text == golden("path_expansion")
+    assert len(log.warnings) == 1 and log.warnings[0].startswith(".cache/fixtures/path_expansion.json: cannot write")
+
+
+def test_an_entry_forged_with_a_matching_checksum_does_not_fool_the_checker(tmp_path):
+    from site_builder.check import collect
+
+    project = project_with(tmp_path, "path_expansion")
+    Log().pipeline(project).run()
+    path = cache.entry_path(project.cache_dir, "path_expansion")
+    entry = cache.load(path)
+    assert entry is not None and "DERIVED.two-to-the-blocks" in entry.derived
+    forged = {**entry.derived, "DERIVED.two-to-the-blocks": 99}
+    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))
+    (built,) = Log().pipeline(project).run()
+    assert built.cached and built.facts["DERIVED.two-to-the-blocks"] == 99  # what a build would publish
+    (checked,) = collect(project).pages
+    assert checked.facts["DERIVED.two-to-the-blocks"] == entry.derived["DERIVED.two-to-the-blocks"]
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "words"),
+    [
+        ("figures.py", "\nraise KeyError('no such axis')\n", "pages/path_expansion/figures.py:"),
+        ("fixtures.py", "\ndef broken(:\n", "pages/path_expansion/fixtures.py:"),
+        ("trace.py", "\nraise RuntimeError('no trace today')\n", "pages/path_expansion/trace.py:"),
+    ],
+)
+def test_page_code_that_fails_outside_the_fixture_process_is_one_line(tmp_path, file, edit, words):
+    project = project_with(tmp_path, "path_expansion")
+    source = tmp_path / "pages" / "path_expansion" / file
+    source.write_text(source.read_text(encoding="utf-8") + edit, encoding="utf-8")
+    with pytest.raises(FixtureRunError) as info:
+        Log().pipeline(project).run()[0].charts
+    message = str(info.value)
+    assert message.startswith(words) and "(page path_expansion)" in message and "\n" not in message
+
+
+def test_an_interrupted_run_leaves_no_fixture_process_behind(tmp_path):
+    import os
+    import signal
+    import threading
+
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    started = tmp_path / "started"
+    text = fixtures.read_text(encoding="utf-8").replace("import itertools\n", "import itertools\nimport os\nimport time\n", 1)
+    fixtures.write_text(text.replace("    weights = [", f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n"
+                                     "    time.sleep(600)\n    weights = [", 1), encoding="utf-8")
+
+    def interrupt_when_running() -> None:
+        while not started.exists() or not started.read_text():
+            threading.Event().wait(0.02)
+        # Ctrl-C, to the main thread that waits for the fixtures; SIGTERM in a build becomes the same interrupt.
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_running, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        Log().pipeline(project).run()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(started.read_text()), 0)
+
+
+def test_site_builder_terminated_stops_its_fixture_processes_and_says_so_in_one_line(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    shutil.copytree(ROOT / "pages" / "path_expansion", tmp_path / "pages" / "path_expansion",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "mkdocs.yml").write_text("site_name: t\n", encoding="utf-8")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    started = tmp_path / "started"
+    text = fixtures.read_text(encoding="utf-8").replace("import itertools\n", "import itertools\nimport os\nimport time\n", 1)
+    fixtures.write_text(text.replace("    weights = [", f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n"
+                                     "    time.sleep(600)\n    weights = [", 1), encoding="utf-8")
+    command = subprocess.Popen([sys.executable, "-m", "site_builder.cli", "trace", "--page", "path_expansion"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while not started.exists() or not started.read_text():
+        assert command.poll() is None, command.communicate()
+        time.sleep(0.02)
+    command.send_signal(signal.SIGTERM)
+    out, err = command.communicate(timeout=60)
+    assert command.returncode == 128 + signal.SIGTERM and err == "site-builder: terminated\n", err
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(started.read_text()), 0)

@@ -22,7 +22,7 @@ from lxml import html as lxml_html
 from site_builder.facts import format_fact
 from site_builder.render.regions import extract_region
 
-from helpers import PAGES, ROOT, SiteBuild, docs_snapshot, layout, mkdocs_env, page
+from helpers import PAGES, ROOT, SiteBuild, docs_snapshot, faults, layout, mkdocs_env, page
 
 CH24 = page("ch24")
 GOLDEN_TRACE, GOLDEN_REPORT = CH24.golden_trace, CH24.golden_report
@@ -384,6 +384,7 @@ class Project:
 
     def __init__(self, root: Path, cache: Path):
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
         for folder in ("docs", "overrides", "templates", "pages"):
             shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
@@ -419,8 +420,11 @@ class Project:
         )
 
     def previous_site_intact(self) -> bool:
-        leftovers = [p.name for p in self.root.iterdir() if p.name.startswith(".site-")]
-        return (self.root / "site" / "index.html").read_text(encoding="utf-8") == PREVIOUS and not leftovers
+        return self.leftovers() == [] and (self.root / "site" / "index.html").read_text(encoding="utf-8") == PREVIOUS
+
+    def leftovers(self) -> list[str]:
+        """Staging folders and old sites beside the site (the build lock file stays: it is how builds take turns)."""
+        return sorted(p.name for p in self.root.iterdir() if p.name.startswith(".site-") and p.name != ".site-site.lock")
 
     def failure(self, **env: str) -> str:
         """Build, expecting a failure: its one ERROR line. The previous site must be left as it was."""
@@ -456,7 +460,7 @@ def test_a_good_build_of_the_copy_replaces_the_previous_site(project):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "<p>the previous site</p>" not in (project.root / "site" / "index.html").read_text(encoding="utf-8")
     assert (project.root / "site" / "chapter-24" / "index.html").is_file()
-    assert not [p for p in project.root.iterdir() if p.name.startswith(".site-")]
+    assert project.leftovers() == []
     assert not (project.root / "docs" / "chapter-24").exists()
 
 
@@ -727,3 +731,202 @@ def test_compiled_templates_are_reused_only_while_the_source_is_unchanged(tmp_pa
     # An environment that escapes differently never loads the page environment's code.
     dot = dot_environment(page_environment(templates).loader, compiled)
     assert dot.get_template("t.md.j2").render(word='"') == '\\" two\n'
+
+
+# -- damaged caches, killed and concurrent builds, I/O failures -------------------------------------
+
+
+def warnings_of(done: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in (done.stdout + done.stderr).splitlines() if line.startswith("WARNING")]
+
+
+def new_site(project: Project) -> bool:
+    """site/ holds a whole new build: every page, none of the previous site."""
+    site = project.root / "site"
+    return (site / "chapter-24" / "index.html").is_file() and "the previous site" not in (
+        site / "index.html"
+    ).read_text(encoding="utf-8") and (site / "sitemap.xml.gz").is_file()
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path) -> Project:
+    """A copy with a cache of its own, filled by one good build (its site then put back to the previous one)."""
+    project = Project(tmp_path / "copy", tmp_path / "cache")
+    done = project.build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(project.root / "site")
+    (project.root / "site").mkdir()
+    (project.root / "site" / "index.html").write_text(PREVIOUS, encoding="utf-8")
+    return project
+
+
+def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_still_passes(own_cache, tmp_path):
+    project, cache = own_cache, tmp_path / "cache"
+    diagram = sorted((cache / "diagrams").iterdir())[0]
+    diagram.write_bytes(diagram.read_bytes()[:200])
+    compiled = sorted((cache / "templates").rglob("*.cache"))[0]
+    compiled.write_bytes(b"\x80\x04garbage")
+    fixtures = cache / "fixtures" / "claims.json"
+    fixtures.unlink()
+    fixtures.mkdir()
+    done = project.build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = warnings_of(done)
+    assert len(warned) == 3, warned
+    for damaged in (diagram, compiled, fixtures):
+        assert any(damaged.name in line and "damaged cache entry" in line for line in warned), (damaged, warned)
+    assert new_site(project) and project.leftovers() == []
+    again = project.build()
+    assert again.returncode == 0 and warnings_of(again) == [], "the entries were replaced by good ones"
+
+
+def test_a_dot_that_exits_0_with_no_drawing_fails_the_build_and_poisons_no_later_one(own_cache, tmp_path):
+    import os
+
+    from test_caches import fake_dot
+
+    shutil.rmtree(tmp_path / "cache" / "diagrams")
+    fake = fake_dot(tmp_path / "bin", b"<svg><g>")
+    message = own_cache.failure(PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    assert "`dot` gave output that is not an SVG drawing" in message and "pages/ch24/" in message
+    done = own_cache.build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert new_site(own_cache)
+
+
+def test_a_build_killed_mid_way_leaves_the_site_and_the_next_build_removes_its_leftovers(project):
+    killed = project.build(**faults({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "action": "kill"}))
+    assert killed.returncode == -9
+    assert (project.root / "site" / "index.html").read_text(encoding="utf-8") == PREVIOUS
+    assert len(project.leftovers()) == 1  # its staging folder, partly written
+    terminated = project.build(**faults({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "action": "term"}))
+    assert terminated.returncode != 0 and "Traceback" not in terminated.stderr
+    assert project.previous_site_intact(), "SIGTERM cleans up as Ctrl-C does, and the killed build's folder went first"
+    swapped_then_killed = project.build(**faults({"op": "remove", "match": "*/.site-site-*", "action": "kill"}))
+    assert swapped_then_killed.returncode == -9 and new_site(project)  # killed while removing the old site
+    done = project.build()
+    assert done.returncode == 0 and new_site(project) and project.leftovers() == []
+
+
+def test_two_builds_at_once_take_turns(project, tmp_path):
+    mark, release = tmp_path / "first-is-writing", tmp_path / "go-on"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=project.root, text=True,
+        env=mkdocs_env(**faults({"op": "write", "match": "*/.site-site-*/sitemap.xml", "action": "pause",
+                                 "mark": str(mark), "until": str(release)})),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        first_log = ""
+        while not mark.exists():
+            assert first.poll() is None, first.communicate()[0]
+            subprocess.run(["sleep", "0.05"])
+        second = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=project.root, text=True,
+                                  env=mkdocs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        assert second.stdout is not None
+        second_log = ""
+        while "waiting for it to finish" not in second_log:
+            line = second.stdout.readline()
+            assert line, second_log
+            second_log += line
+        release.write_text("", encoding="utf-8")
+        first_log = first.communicate(timeout=300)[0]
+        second_log += second.communicate(timeout=300)[0]
+    finally:
+        release.write_text("", encoding="utf-8")
+        for process in (first, locals().get("second")):
+            if process is not None and process.poll() is None:
+                process.kill()
+    assert first.returncode == 0 and second.returncode == 0, first_log + second_log
+    assert "Traceback" not in first_log + second_log
+    assert new_site(project) and project.leftovers() == []
+
+
+def test_a_read_only_previous_site_is_replaced_and_removed(project):
+    import os
+    import stat
+
+    old = project.root / "site"
+    (old / "index.html").chmod(stat.S_IRUSR)
+    old.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        done = project.build()
+    finally:
+        for folder in [p for p in project.root.glob(".site-*") if p.is_dir()] + [old]:
+            if folder.exists():
+                os.chmod(folder, stat.S_IRWXU)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert new_site(project) and project.leftovers() == [] and warnings_of(done) == []
+
+
+@pytest.mark.parametrize(
+    ("rule", "words"),
+    [
+        ({"op": "write", "match": "*/.site-site-*/assets/*", "errno": "ENOSPC"},
+         "site/assets/images/favicon.png: cannot build the site: no space left on the device"),
+        ({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "errno": "ENOSPC"},
+         "site/chapter-24/index.html: cannot build the site: no space left on the device"),
+        ({"op": "mkdir", "match": "*/copy/.site-site-*", "errno": "EROFS"},
+         "cannot create the staging folder: the file system is read-only"),
+        ({"op": "write", "match": "*/copy/.site-site.lock", "errno": "EACCES"},
+         ".site-site.lock: cannot create the build lock: permission denied"),
+    ],
+    ids=["disk-full-theme-assets", "disk-full-page", "read-only-root-staging", "read-only-root-lock"],
+)
+def test_a_site_that_cannot_be_written_is_one_line_and_the_old_site_stays(tmp_path, shared_cache, rule, words):
+    project = Project(tmp_path / "copy", shared_cache)
+    message = project.failure(**faults(rule))
+    assert words in message, message
+
+
+def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_succeeds(tmp_path):
+    project = Project(tmp_path / "copy", tmp_path / "cache")
+    done = project.build(**faults({"op": "write", "match": f"{tmp_path}/cache/*", "errno": "ENOSPC"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = warnings_of(done)
+    assert len(warned) == 3, warned
+    for kind in ("fixture cache", "compiled-template cache", "diagram cache"):
+        assert any(f"cannot write the {kind}: no space left on the device" in line for line in warned), warned
+    assert new_site(project)
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()], "nothing half-written"
+    read_only = Project(tmp_path / "copy2", tmp_path / "cache2")
+    done = read_only.build(**faults({"op": "mkdir", "match": f"{tmp_path}/cache2*", "errno": "EROFS"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert any("the file system is read-only" in line for line in warnings_of(done)), warnings_of(done)
+
+
+@pytest.mark.parametrize(
+    ("breakage", "words"),
+    [
+        ("folder", "pages/ch24/golden/trace.txt: golden trace is a folder, not a file"),
+        ("unreadable", "pages/ch24/golden/trace.txt: golden trace cannot be read: permission denied"),
+        ("huge", "pages/ch24/golden/trace.txt:3:"),
+    ],
+)
+def test_a_golden_that_cannot_be_read_is_one_bounded_line(project, breakage, words):
+    golden = project.root / "pages" / "ch24" / "golden" / "trace.txt"
+    env: dict[str, str] = {}
+    if breakage == "folder":
+        golden.unlink()
+        golden.mkdir()
+    elif breakage == "unreadable":
+        env = faults({"op": "read", "match": "*/pages/ch24/golden/trace.txt", "errno": "EACCES"})
+    else:
+        project.edit("pages/ch24/golden/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.25" + "9" * 5_000_000 + "]")
+    message = project.failure(**env)
+    assert words in message and len(message) < 3000, message[:3000]
+    if breakage == "huge":
+        assert "characters]" in message
+
+
+def test_sitemap_gz_is_the_same_on_any_build_day(tmp_path, shared_cache):
+    import gzip
+
+    outputs = []
+    for n, day in enumerate((1_700_000_000, 1_800_000_000)):
+        project = Project(tmp_path / f"copy{n}", shared_cache)
+        done = project.build(**faults(now=day))
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs.append((project.root / "site" / "sitemap.xml.gz").read_bytes())
+    assert outputs[0] == outputs[1]
+    assert gzip.decompress(outputs[0]).startswith(b"<?xml")

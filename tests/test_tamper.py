@@ -404,3 +404,129 @@ def test_a_download_no_longer_linked_from_its_page_is_caught(prepared, site_copy
     assert [p.line() for p in check_site(site_copy, prepared).problems] == [
         f"{CHAPTER}: a[href={name}]: expected a link to the {kind} download, found none"
     ]
+
+
+# -- charts: where each point and bar sits ----------------------------------------------------------
+
+CHART_PAGES = GENERATED
+
+
+def charts(root: etree._Element) -> list[etree._Element]:
+    return [svg for svg in root.iter("svg") if "ev-chart" in (svg.get("class") or "").split()]
+
+
+def test_every_chart_of_the_site_is_verified(prepared, built_site):
+    drawn = sum(len(p.charts) for p in prepared.fresh.pages)
+    found = sum(len(charts(tree(built_site, p))) for p in GENERATED)
+    assert drawn == found >= 4
+
+
+@pytest.mark.parametrize(
+    ("shape", "attribute"),
+    [("polyline", "points"), ("circle", "cy"), ("rect", "y"), ("rect", "height"), ("polygon", "points")],
+)
+def test_a_moved_point_or_bar_is_caught_with_every_label_intact(prepared, built_site, shape, attribute):
+    cases = 0
+    for page_path in CHART_PAGES:
+        root = tree(built_site, page_path)
+        for svg in charts(root):
+            el = next((e for e in svg.iter(shape) if e.get(attribute)), None)
+            if el is None:
+                continue
+            original = el.get(attribute)
+            numbers = original.replace(",", " ").split()
+            moved = original.replace(numbers[-1], f"{float(numbers[-1]) - 12:.2f}", 1) if len(numbers) == 1 else (
+                original.rsplit(" ", 1)[0] + " " + original.rsplit(" ", 1)[1].split(",")[0] + ",12.00"
+            )
+            el.set(attribute, moved)
+            found = problems(prepared, root, page_path)
+            el.set(attribute, original)
+            cases += 1
+            assert len(found) == 1 and f"svg#{svg.get('id')} {shape}" in found[0] and "drawn from the trace" in found[0], found
+    assert cases >= 1
+
+
+def test_a_swapped_series_label_or_a_foreign_chart_is_caught(prepared, built_site):
+    page_path = page("deep_stack").html_path
+    root = tree(built_site, page_path)
+    svg = charts(root)[0]
+    label = next(t for t in svg.iter("text") if t.get("data-trace") is None and (t.text or "").strip())
+    original = label.text
+    label.text = "something else"
+    found = problems(prepared, root, page_path)
+    assert len(found) == 1 and "the words" in found[0] and "something else" in found[0], found
+    label.text = original
+    svg.set("id", "made-up")
+    found = problems(prepared, root, page_path)
+    assert any("svg#made-up" in line and "a chart they do not draw" in line for line in found), found
+    assert any("not on the page" in line for line in found), found
+
+
+# -- files the checker must not trust -------------------------------------------------------------
+
+
+def test_special_files_garbage_and_control_characters_are_one_line_each(prepared, site_copy):
+    import os
+
+    os.mkfifo(site_copy / "junk.html")  # reading it would block the check forever
+    (site_copy / "elsewhere").symlink_to(site_copy / "evidence")  # its pages would go unchecked
+    (site_copy / "garbage.html").write_bytes(bytes(range(256)) * 64)
+    (site_copy / "escape.html").write_text("<p>\x1b]0;owned\x07 \x1b[2J 42</p>", encoding="utf-8")
+    (site_copy / "many.html").write_text("<p>" + " ".join(str(n) for n in range(500)) + "</p>", encoding="utf-8")
+    (site_copy / "deep.html").write_text("<p>" + "<span>" * 300 + "42" + "</span>" * 300 + "</p>", encoding="utf-8")
+    (site_copy / "entity.svg").write_text(
+        '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY n "42">]><svg xmlns="http://www.w3.org/2000/svg">'
+        "<text>&n;</text></svg>", encoding="utf-8")
+    result = check_site(site_copy, prepared)
+    text = result.render()
+    lines = text.splitlines()
+    assert "junk.html: file: expected a regular file, found a named pipe (FIFO) (skipped)" in lines
+    assert "elsewhere: file: expected a regular file, found a link to a folder (not followed) (skipped)" in lines
+    assert [line for line in lines if line.startswith("garbage.html")] == [
+        "garbage.html: file: expected a UTF-8 HTML document, found bytes that are not UTF-8 (invalid start byte at byte 128)"
+    ]
+    assert "\x1b" not in text and "\x07" not in text
+    assert "deep.html: file: expected a readable HTML document, found elements nested more than 200 deep" in lines
+    assert any(line.startswith("entity.svg: file: expected a readable SVG document, found entity declarations")
+               for line in lines), lines
+    assert any(line.startswith("escape.html: p") and "\\x1b" in line for line in lines), lines
+    many = [line for line in lines if line.startswith("many.html")]
+    assert len(many) == 26 and many[-1] == "many.html: … 475 more problems in this file (500 in all)"
+    assert len(result.problems) == 1 + 1 + 1 + 3 + 500 + 2  # the escape sequences hold 0 and 2 besides the 42
+
+
+def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
+    css = site_copy / "stylesheets" / "site.css"
+    css.write_text(css.read_text(encoding="utf-8") + '\n.md-typeset h1::after { content: " (99.9 percent)" }\n',
+                   encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1 and found[0].startswith("stylesheets/site.css: content:") and "'99.9'" in found[0], found
+
+
+def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):
+    path, _, _ = downloads()[0]
+    huge = "9" * 3_000_000
+    (site_copy / path).write_text(f"TRACE {huge}\n", encoding="utf-8")
+    chapter = site_copy / CHAPTER
+    chapter.write_text(chapter.read_text(encoding="utf-8").replace("</article>", f"<p>{huge}</p></article>"),
+                       encoding="utf-8")
+    text = check_site(site_copy, prepared).render()
+    assert len(text) < 20_000
+    assert "…[3000000 characters]…" in text and "…[3000007 characters]…" in text  # "+TRACE " and the value, in the diff
+
+
+def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy):
+    import json
+
+    index = site_copy / "search" / "search_index.json"
+    data = json.loads(index.read_text(encoding="utf-8"))
+    chapter = next(i for i, d in enumerate(data["docs"]) if d["location"] == "chapter-24/")
+    data["docs"][chapter]["text"] += "<p>Accuracy 99.9 percent.</p>"
+    index.write_text(json.dumps(data), encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1, found
+    assert found[0].startswith(f"search/search_index.json: docs[{chapter}] (chapter-24/): expected a number {CHAPTER} shows")
+    assert "'99.9'" in found[0]
+    index.write_text("{not json", encoding="utf-8")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1 and "expected a search index" in found[0], found

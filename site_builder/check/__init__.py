@@ -1,14 +1,19 @@
 """``site-builder check``: every number on a built site agrees with a fresh run of the fixtures.
 
-The check re-runs every page's fixtures once (:func:`setup`), then:
+The check re-runs every page's fixtures once (:func:`setup`; the fixture
+cache is neither read nor written), then:
 
 1. compares each page's golden trace and report with the fresh run (a stale
    golden prints a unified diff and the command that refreshes it);
-2. reads every HTML page and SVG drawing of the site: each ``data-trace``
+2. reads every HTML page, SVG drawing and style sheet of the site (regular
+   files only: anything else is a problem, never opened): each ``data-trace``
    element must show ``format_fact(facts, key, format)``, each code excerpt
-   (``data-source="PATH#REGION"``) the current source region, and no other
-   text a reader sees may carry a number, except the few in
-   :data:`~site_builder.check.numbers.ALLOWED`;
+   (``data-source="PATH#REGION"``) the current source region, each chart
+   exactly the drawing its page's figures make from the fresh run, and no
+   other text or attribute a reader sees or hears may carry a number, except
+   the few in :data:`~site_builder.check.numbers.ALLOWED` (see
+   :mod:`~site_builder.check.document`); every number in the search index
+   must be one its page shows;
 3. checks that each generated page shows every entry its ``PageSource.shows``
    declares (a key, optionally where it is drawn: see
    :mod:`~site_builder.check.coverage`), that its downloads sit beside it,

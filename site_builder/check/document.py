@@ -6,36 +6,54 @@ Three things are checked on a parsed document:
   :func:`site_builder.facts.format_fact` gives for its key and format;
 - every code excerpt whose container carries ``data-source`` equals the
   current source region;
-- no other text a reader sees contains a number, unless an entry of
-  :data:`site_builder.check.numbers.ALLOWED` covers it. What a reader sees is
-  the page ``<title>``, the page content (``<article>`` in Material's
-  ``.md-content``), the navigation labels and every SVG; scripts, styles and
-  attribute values are not text.
+- no other text a reader sees or hears contains a number (see
+  :mod:`site_builder.check.numbers`), unless an entry of
+  :data:`site_builder.check.numbers.ALLOWED` covers it.
+
+What a reader sees or hears is everything of the page: its ``<title>`` and
+description, the whole ``<body>`` (content, navigation, header, footer, every
+SVG and MathML formula, the caption of a code excerpt), the attributes a
+browser shows or a screen reader speaks (``alt``, ``title``, ``aria-label``,
+``aria-description`` and the others in :data:`SHOWN_ATTRIBUTES`), and what
+style sheets write with ``content:`` (strings, and attributes shown with
+``attr()``). Scripts and templates are not text; the code of an excerpt is
+compared with its source instead of read for numbers.
+
+Sub- and superscripts: the text of an HTML ``<sub>`` or ``<sup>`` is read as
+its own run, so a number in it is a number even right after a letter
+(``x<sub>2</sub>`` is flagged; write an index in math). In MathML, a subscript
+made of letters and whole numbers joined by ``+``, ``−`` or commas (``W_2``,
+``x_{l+1}``, ``\\log_{10}``) is an index, not a quantity: the math renderer
+refuses a typed digit anywhere else.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Iterator, Mapping
 
 from lxml import etree
 
+from ..errors import shown
 from ..facts import FORMATS, UnknownFact, format_fact, formatter
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
-from .numbers import ALLOWED, Allowed, scan
+from .numbers import ALLOWED, Allowed, Found, scan
 from .problems import Problem, quote
 
 # Inline HTML elements: their text runs on with the text around them.
 INLINE = frozenset(
-    "a abbr b bdi bdo cite code data del dfn em i ins kbd mark q s samp small span strong sup time u var wbr".split()
+    "a abbr b bdi bdo cite code data del dfn em i ins kbd mark q s samp small span strong sub sup time u var wbr".split()
 )
 SKIPPED = frozenset({"script", "style", "template"})
 HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-MATHML_SUBSCRIPT_PARENTS = frozenset({"msub", "msubsup", "munder", "munderover"})
+MATHML_SUBSCRIPT_PARENTS = frozenset({"msub", "msubsup"})  # an under-script (a bound) is a quantity
 _WS = re.compile(r"\s+")
 _SEP = "\n"  # between blocks: numbers never run across it
 _HOLE = "\ue000"  # where a verified element (data-trace, data-source) sat
@@ -83,22 +101,46 @@ class PageReport:
     links: set[str] = field(default_factory=set)  # every <a href> on the page, as written
 
 
-_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False)
+# huge_tree: libxml2's HTML parser otherwise drops, without a word, whatever is nested more than 256 deep.
+_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False,
+                                huge_tree=True)
+MAX_DEPTH = 200  # elements nested deeper than this are refused (a page built here is nested about 30 deep)
 
 
 def parse_html(text: str | bytes) -> etree._Element:
-    """An HTML page (UTF-8, as MkDocs writes it) as a tree; inline SVG and MathML keep their tag names, lower-cased."""
+    """An HTML page (UTF-8, as MkDocs writes it) as a tree; inline SVG and MathML keep their tag names, lower-cased.
+
+    Raises ValueError for an empty file and for one nested deeper than :data:`MAX_DEPTH`, which a browser
+    shows whole but a check could only read in part.
+    """
     if isinstance(text, str):
         text = text.encode("utf-8")
     root = etree.fromstring(text, _HTML_PARSER)
     if root is None:
         raise ValueError("an empty file")
-    return root
+    return _shallow(root)
 
 
 def parse_svg(data: bytes) -> etree._Element:
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=False)
-    return etree.fromstring(data, parser)
+    """A standalone SVG drawing. Entities are never expanded; a drawing that declares any is refused (ValueError),
+    since a viewer would show text the check cannot see."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=False, huge_tree=True)
+    root = etree.fromstring(data, parser)
+    dtd = root.getroottree().docinfo.internalDTD
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise ValueError("entity declarations (<!ENTITY …>), whose text a viewer shows and the check cannot verify")
+    return _shallow(root)
+
+
+def _shallow(root: etree._Element) -> etree._Element:
+    depth = deepest = 0
+    for event, _ in etree.iterwalk(root, events=("start", "end")):
+        depth += 1 if event == "start" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_DEPTH:
+                raise ValueError(f"elements nested more than {MAX_DEPTH} deep")
+    return root
 
 
 @dataclass
@@ -293,12 +335,29 @@ def _code_pieces(el: etree._Element) -> Iterator[str]:
             yield child.tail
 
 
+def _caption(container: etree._Element) -> etree._Element | None:
+    """The ``<figcaption>`` of an excerpt's figure, which names the file and the region it shows."""
+    return next((c for c in container if local(c.tag) == "figcaption"), None)
+
+
+def excerpt_caption(ref: str) -> str:
+    """What an excerpt's caption reads for ``data-source="PATH#REGION"``: ``PATH, region REGION``."""
+    path, _, name = ref.partition("#")
+    return f"{path}, region {name}"
+
+
 def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
     for el in doc.root.iter():
         if not isinstance(el.tag, str) or el.get("data-source") is None:
             continue
         ref = el.get("data-source")
         where = doc.describe(el, f"{local(el.tag)}[data-source={ref}]")
+        caption = _caption(el)
+        if caption is not None and _text(caption) != excerpt_caption(ref):
+            report.problems.append(
+                doc.problem(caption, doc.describe(caption, f"figcaption of [data-source={ref}]"),
+                            quote(excerpt_caption(ref)), quote(_text(caption)))
+            )
         try:
             region = sources.region(ref)
         except RegionError as exc:
@@ -311,6 +370,83 @@ def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
 
 
 # -- numbers without provenance ---------------------------------------------------------
+
+# Attributes a reader sees or hears on any element: a tooltip, a text alternative, an accessible name or value.
+SHOWN_ATTRIBUTES = frozenset(
+    {
+        "alt", "title", "label", "placeholder", "aria-label", "aria-description", "aria-roledescription",
+        "aria-placeholder", "aria-valuetext", "aria-valuenow", "aria-valuemin", "aria-valuemax",
+        "aria-braillelabel", "aria-brailleroledescription",
+    }
+)
+# Attributes a reader sees on particular elements: a list's first number, a gauge's value, a button's text.
+SHOWN_ATTRIBUTES_OF = {
+    "ol": frozenset({"start"}),
+    "li": frozenset({"value"}),
+    "input": frozenset({"value"}),
+    "progress": frozenset({"value", "max"}),
+    "meter": frozenset({"value", "min", "max", "low", "high", "optimum"}),
+}
+_EDGE = "\ue001"  # where a <sub> or <sup> begins or ends: its digits never join the word before them
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_CSS_CONTENT = re.compile(r"(?<![-\w])content\s*:\s*([^;}]*)")
+_CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'', re.S)
+_CSS_ATTR = re.compile(r"attr\(\s*([-\w:]+)")
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.S)
+
+
+def _css_unescape(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        if m[1]:
+            code = int(m[1], 16)
+            return chr(code) if 0 < code <= 0x10FFFF else "\ufffd"
+        return m[2]
+
+    return _CSS_ESCAPE.sub(one, text)
+
+
+_CSS_DATA_URL = re.compile(r"""url\(\s*(["']?)(data:[^"')]*)\1\s*\)""", re.I)
+_DATA_URI = re.compile(r"data:(?P<type>[^,;]*)(?P<params>(?:;[^,;]*)*),(?P<data>.*)", re.I | re.S)
+_DRAWN = ("image/svg+xml", "text/html", "application/xhtml+xml", "text/plain")
+
+
+def data_uri_text(uri: str) -> str | None:
+    """The text a reader sees in a ``data:`` URI of a drawing or a page (SVG, HTML, plain text); None otherwise."""
+    m = _DATA_URI.fullmatch(uri.strip())
+    if m is None or m["type"].strip().lower() not in _DRAWN:
+        return None
+    try:
+        if ";base64" in m["params"].lower():
+            raw = base64.b64decode(m["data"], validate=False)
+        else:
+            raw = urllib.parse.unquote_to_bytes(m["data"])
+    except (ValueError, binascii.Error):
+        return ""
+    text = raw.decode("utf-8", "replace")
+    if m["type"].strip().lower() == "text/plain":
+        return text
+    try:
+        root = parse_html(f"<html><body>{text}</body></html>")
+    except (ValueError, etree.XMLSyntaxError):
+        return text
+    return " ".join(t for el in root.iter() if local(el.tag) not in SKIPPED for t in (el.text, el.tail) if t)
+
+
+def css_content(css: str) -> tuple[list[str], set[str]]:
+    """What a style sheet writes on the page: its ``content:`` strings, the text of drawings it embeds as
+    ``url(data:…)``, and the attributes it shows with ``attr()``."""
+    strings: list[str] = []
+    attributes: set[str] = set()
+    css = _CSS_COMMENT.sub(" ", css)
+    for m in _CSS_CONTENT.finditer(css):
+        value = m[1]
+        strings += [_css_unescape(s[0] or s[1]) for s in _CSS_STRING.findall(value)]
+        attributes |= {a.lower() for a in _CSS_ATTR.findall(value)}
+    for m in _CSS_DATA_URL.finditer(css):
+        text = data_uri_text(m[2])
+        if text:
+            strings.append(text)
+    return strings, attributes
 
 
 @dataclass
@@ -335,78 +471,183 @@ class _Flat:
         return "".join(self.chunks)
 
 
-def _flatten(el: etree._Element, flat: _Flat, index: bool = False) -> None:
+_INDEX = re.compile(r"(?:[^\W\d_]+|[0-9]+)(?:[+\-\u2212,](?:[^\W\d_]+|[0-9]+))*")
+
+
+def _is_index(el: etree._Element, parent: str, position: int) -> bool:
+    """A MathML subscript that is an index, not a quantity: letters and whole numbers joined by ``+``, ``−`` or
+    commas (``W_2``, ``x_{l+1}``, ``\\log_{10}``). The math renderer refuses a typed digit anywhere else; a
+    subscript with a decimal point or any other sign is read as numbers."""
+    return parent in MATHML_SUBSCRIPT_PARENTS and position == 1 and bool(_INDEX.fullmatch(_WS.sub("", _text(el))))
+
+
+def _verified(el: etree._Element) -> bool:
+    return el.get("data-trace") is not None or el.get("data-format") is not None
+
+
+def _flatten(el: etree._Element, flat: _Flat, html: bool) -> None:
     name = local(el.tag)
     if name in SKIPPED:
         return
-    if el.get("data-trace") is not None or el.get("data-format") is not None or el.get("data-source") is not None:
+    if _verified(el):
         flat.add(_HOLE, el)
         return
+    if el.get("data-source") is not None and not any(True for _ in el.iter("pre", "{*}pre")):
+        flat.add(_HOLE, el)  # an excerpt without <pre>: the whole container is the compared code
+        return
+    if name in ("pre", "figcaption") and any(a.get("data-source") is not None for a in el.iterancestors()):
+        if name == "pre" or el.getparent().get("data-source") is not None:
+            flat.add(_HOLE, el)  # the code and the caption of an excerpt, both compared with its source
+            return
     block = name not in INLINE
-    if name == "sub":
-        index = True  # x<sub>2</sub>: an index, not a quantity
+    edge = html and name in ("sub", "sup")
     if block:
         flat.add(_SEP, el)
-    if el.text and not index:
+    if edge:
+        flat.add(_EDGE, el)
+    if el.text:
         flat.add(el.text, el)
     for position, child in enumerate(el):
-        if isinstance(child.tag, str):
-            sub = index or (name in MATHML_SUBSCRIPT_PARENTS and position == 1)
-            _flatten(child, flat, sub)
-        if child.tail and not index:
+        if isinstance(child.tag, str) and not _is_index(child, name, position):
+            _flatten(child, flat, html and name not in ("svg", "math"))
+        if child.tail:
             flat.add(child.tail, el)
+    if edge:
+        flat.add(_EDGE, el)
     if block:
         flat.add(_SEP, el)
 
 
 def _scopes(root: etree._Element) -> list[etree._Element]:
-    """The parts of a page a reader reads, outermost first, none inside another."""
+    """The parts of a document a reader reads: an SVG drawing whole; a page's ``<title>`` and ``<body>``."""
     if local(root.tag) == "svg":
         return [root]
-    picked: list[etree._Element] = []
-    picked += [t for t in root.iter("title") if any(local(a.tag) == "head" for a in t.iterancestors())]
-    content = root.xpath("//*[contains(concat(' ', normalize-space(@class), ' '), ' md-content ')]//article")
-    if not content:
-        body = root.find("body")
-        content = [body if body is not None else root]
-    picked += content
-    picked += root.iter("nav")
-    picked += root.iter("svg", "{*}svg")
-    chosen: list[etree._Element] = []
-    seen: set[etree._Element] = set()
-    for el in picked:
-        if el in seen or any(a in seen for a in el.iterancestors()):
+    picked = [t for t in root.iter("title") if any(local(a.tag) == "head" for a in t.iterancestors())]
+    body = root.find("body")
+    picked.append(body if body is not None else root)
+    return picked
+
+
+def _shown_attributes(el: etree._Element, name: str, extra: frozenset[str]) -> Iterator[tuple[str, str]]:
+    """(attribute, value) of every attribute of ``el`` a reader sees or hears."""
+    own = SHOWN_ATTRIBUTES_OF.get(name)
+    for attr, value in el.attrib.items():
+        plain = _plain_attribute(attr)
+        if plain in SHOWN_ATTRIBUTES or (own is not None and plain in own) or plain in extra:
+            yield plain, value
+
+
+def _embedded(el: etree._Element) -> Iterator[tuple[str, str]]:
+    """Text of documents an element embeds in an attribute: ``srcdoc``, and ``data:`` URIs of drawings and pages."""
+    for attr, value in el.attrib.items():
+        plain = _plain_attribute(attr)
+        if plain == "srcdoc":
+            try:
+                root = parse_html(f"<html><body>{value}</body></html>")
+                yield plain, " ".join(t for t in root.itertext() if t)
+            except (ValueError, etree.XMLSyntaxError):
+                yield plain, value
+        elif plain in ("src", "href", "data", "poster") and value.lstrip()[:5].lower() == "data:":
+            text = data_uri_text(value)
+            if text:
+                yield plain, text
+
+
+@lru_cache(maxsize=1024)
+def _plain_attribute(attr: str) -> str:
+    """An attribute's name without namespace or prefix: ``xlink:title`` is a title."""
+    return attr.rsplit("}", 1)[-1].rsplit(":", 1)[-1].lower()
+
+
+def _attribute_runs(root: etree._Element, extra: frozenset[str]) -> Iterator[tuple[etree._Element, str, str]]:
+    """(element, label, text) for every shown attribute, the description meta tag and each CSS ``content`` string."""
+    todo = [root]
+    while todo:
+        el = todo.pop()
+        name = local(el.tag)
+        if name == "style":
+            for text in css_content("".join(el.itertext()))[0]:
+                yield el, "style content", text
             continue
-        seen.add(el)
-        chosen.append(el)
-    return chosen
+        if name in SKIPPED or not name:
+            continue
+        if name == "meta" and (el.get("name") or "").lower() == "description" and el.get("content"):
+            yield el, "meta[name=description]", el.get("content")
+        if el.attrib:
+            for attr, value in _shown_attributes(el, name, extra):
+                yield el, f"{name}[{attr}]", value
+            for attr, value in _embedded(el):
+                yield el, f"{name}[{attr}]", value
+        todo.extend(reversed(el))
 
 
-def check_numbers(doc: _Doc, names: frozenset[str], report: PageReport, allow: Iterable[Allowed] = ALLOWED) -> None:
+def shown_by_styles(root: etree._Element) -> frozenset[str]:
+    """Attributes the document's own ``<style>`` elements show with ``content: attr(…)``."""
+    out: set[str] = set()
+    for el in root.iter("style", "{*}style"):
+        out |= css_content("".join(el.itertext()))[1]
+    return frozenset(out)
+
+
+def check_numbers(
+    doc: _Doc,
+    names: frozenset[str],
+    report: PageReport,
+    allow: Iterable[Allowed] = ALLOWED,
+    shown_attributes: frozenset[str] = frozenset(),
+) -> None:
+    """Every number a reader sees or hears on the document carries its provenance (or an allow-list entry covers it)."""
     allow = tuple(allow)
+    html = local(doc.root.tag) != "svg"
+
+    def flag(found: Found, owner: etree._Element, element: str, context: str) -> None:
+        if found.is_name:
+            expected = "a name the page's trace carries"
+        else:
+            expected = "a number with provenance (data-trace) or an allowed one"
+        number = f"'{shown(found.text, 60)}'"
+        report.problems.append(doc.problem(owner, doc.describe(owner, element), expected, f"{number} in {context}"))
+
     for scope in _scopes(doc.root):
         flat = _Flat()
-        _flatten(scope, flat)
+        _flatten(scope, flat, html)
         text = flat.text()
-        for found in scan(text, allow):
+        for found in scan(text, allow, doc.page):
             if found.is_name and found.text in names:
                 continue
             owner = flat.owner(found.start)
-            context = _context(text, found.start, found.end)
-            if found.is_name:
-                expected = "a name the page's trace carries"
-                shown = f"{found.text!r} in {context}"
-            else:
-                expected = "a number with provenance (data-trace) or an allowed one"
-                shown = f"{found.text!r} in {context}"
-            report.problems.append(doc.problem(owner, doc.describe(owner), expected, shown))
+            flag(found, owner, local(owner.tag), _context(text, found.start, found.end))
+    extra = shown_attributes | shown_by_styles(doc.root)
+    for el, label, value in _attribute_runs(doc.root, extra):
+        for found in scan(value, allow, doc.page):
+            if found.is_name and found.text in names:
+                continue
+            flag(found, el, label, _context(value, found.start, found.end))
+
+
+def visible_text(root: etree._Element) -> str:
+    """Every text of the page a reader meets (title and body, values and code included), without spaces."""
+    parts: list[str] = []
+    todo = [scope for scope in _scopes(root)]
+    while todo:
+        el = todo.pop()
+        if isinstance(el, str):
+            parts.append(el)
+            continue
+        if local(el.tag) in SKIPPED or not local(el.tag):
+            continue
+        parts.append(el.text or "")
+        for child in reversed(el):
+            todo.append(child.tail or "")
+            todo.append(child)
+    return _WS.sub("", "".join(parts))
 
 
 def _context(text: str, start: int, end: int, width: int = 30) -> str:
     left = text[max(0, start - width) : start].split(_SEP)[-1]
     right = text[end : end + width].split(_SEP)[0]
-    snippet = _WS.sub(" ", (left + text[start:end] + right).replace(_HOLE, "▯")).strip()
-    return quote(snippet, 2 * width + end - start + 10)
+    snippet = _WS.sub(" ", (left + text[start:end] + right).replace(_HOLE, "▯").replace(_EDGE, "")).strip()
+    return quote(snippet, 2 * width + min(end - start, 60) + 10)
 
 
 # -- the page heading -------------------------------------------------------------------
@@ -441,13 +682,18 @@ def check_heading(root: etree._Element, page: str, heading: str) -> list[Problem
 # -- a whole document -------------------------------------------------------------------
 
 
-def check_document(root: etree._Element, page: str, facts: Facts, sources: Sources) -> PageReport:
-    """Every check on one parsed HTML page or SVG drawing (the tree is only read)."""
+def check_document(
+    root: etree._Element, page: str, facts: Facts, sources: Sources, shown_attributes: frozenset[str] = frozenset()
+) -> PageReport:
+    """Every check on one parsed HTML page or SVG drawing (the tree is only read).
+
+    ``shown_attributes`` names attributes the site's style sheets show (``content: attr(NAME)``).
+    """
     doc = _Doc.of(root, page)
     report = PageReport(links={a.get("href") for a in root.iter("a", "{*}a") if a.get("href")})
     check_values(doc, facts, report)
     check_excerpts(doc, sources, report)
-    check_numbers(doc, facts.names, report)
+    check_numbers(doc, facts.names, report, shown_attributes=shown_attributes)
     return report
 
 

@@ -44,6 +44,11 @@ class FreshPage:
     def text(self, kind: str) -> str | None:
         return self.run.text(kind) if self.run is not None else None
 
+    @property
+    def charts(self) -> Mapping[str, str]:
+        """The page's charts drawn from the fresh run (none when its fixtures failed)."""
+        return self.run.charts if self.run is not None else {}
+
 
 @dataclass(frozen=True)
 class Fresh:
@@ -88,16 +93,20 @@ def html_path(page_path: str) -> str:
 
 
 def collect(project: Project, pipeline: Pipeline | None = None) -> Fresh:
-    """Every page's run (the fixture cache is used where it is current); a page that fails is a finding."""
+    """Every page's run, fresh: the fixture cache is neither read nor written, so the check never trusts what a
+    build stored there (an entry altered with a matching checksum would agree with the site it produced).
+
+    A page that fails is a finding.
+    """
     pipeline = pipeline or Pipeline(project, warn=lambda line: None)
     pages = project.pages()
     try:
-        runs: list[PageRun | str] = list(pipeline.run(pages))
+        runs: list[PageRun | str] = list(pipeline.run(pages, use_cache=False))
     except FixtureRunError:
         runs = []
         for page in pages:  # find which pages fail, and keep the others
             try:
-                runs.append(pipeline.run([page])[0])
+                runs.append(pipeline.run([page], use_cache=False)[0])
             except SiteBuilderError as exc:
                 runs.append(str(exc))
     out: list[FreshPage] = []

@@ -1,10 +1,23 @@
 """What counts as a number a reader sees, and the few numbers that need no provenance.
 
-A number is a run of ASCII digits with an optional sign (``-``, ``+`` or the
-minus U+2212), decimals, an exponent and the ``x`` of a shape (``2x2``), or a
-run of superscript digits (an exponent such as ``⁴``). Digits glued to a
-letter or underscore before them are part of an identifier (``h1``, ``x2``,
-``float64``, ``ch24``) and are not numbers; subscript digits are indices.
+A number is
+
+- a run of decimal digits of any script: every Unicode ``Nd`` character
+  (ASCII ``0``–``9``, full-width ``４２``, Arabic-Indic ``٤٢``, mathematical
+  ``𝟒``, …), with an optional sign (``-``, ``+`` or the minus U+2212),
+  decimals, an exponent and the ``x`` of a shape (``2x2``);
+- a run of other numeric characters (Unicode ``Nl`` and ``No``): superscript
+  digits (an exponent such as ``⁴``), subscript digits (``₄₂``), fractions
+  (``½``), Roman numerals, circled digits — alone or mixed with digits.
+
+Two kinds of digits are part of a name, not numbers:
+
+- ASCII digits glued to an ASCII letter or underscore before them are part
+  of an identifier (``h1``, ``x2``, ``float64``, ``ch24``);
+- subscript digits glued to a letter before them are an index (``log₁₀``,
+  ``x₂``), as a MathML subscript index is (see
+  :mod:`site_builder.check.document`). Subscript digits anywhere else, and
+  superscript digits everywhere, are numbers.
 
 A dotted name with a numeric segment (``residual.stack.0.branch.weight``) is
 not a number either, but it is only accepted where it equals a name the
@@ -14,25 +27,31 @@ page's trace carries.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+# ASCII numbers; numbers written with any other numeric character are found by _unicode_runs.
 NUMBER_RE = re.compile(
     r"(?<![A-Za-z0-9_])[-+\u2212]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+\u2212]?[0-9]+)?(?:x[0-9]+)*"
-    r"|[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+"
 )
 NAME_RE = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)+")
 _NUMERIC_SEGMENT_RE = re.compile(r"(?:^|[.\-])[0-9]+(?=$|[.\-])")
-_DIGIT_RE = re.compile(r"[0-9\u2070\u00b9\u00b2\u00b3\u2074-\u2079]")  # nothing to scan without one
+_ASCII_DIGIT_RE = re.compile(r"[0-9]")  # an ASCII text without one has nothing to scan
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+SUBSCRIPT_DIGITS = frozenset("\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089")
+SIGNS = frozenset("-+\u2212")
+_JOINERS = frozenset(".,\u066b\u066c")  # decimal and group separators between two numeric characters
 
 
 @dataclass(frozen=True)
 class Allowed:
-    """One kind of number that needs no provenance, recognised by its words around it."""
+    """One kind of number that needs no provenance, recognised by its words around it (on ``page`` only, if given)."""
 
     name: str
     pattern: re.Pattern[str]
     reason: str
+    page: str | None = None
 
 
 # The only numbers a page may show without provenance. Each pattern matches the
@@ -45,12 +64,18 @@ ALLOWED: tuple[Allowed, ...] = (
         "404 page heading",
         re.compile(r"\b404 - Not found\b"),
         "the HTTP status in the theme's page-not-found heading",
+        page="404.html",
     ),
 )
 
 
+def is_numeric(char: str) -> bool:
+    """A character a reader reads as (part of) a number: Unicode categories Nd, Nl and No."""
+    return unicodedata.category(char)[0] == "N"
+
+
 def has_number(text: str) -> bool:
-    return NUMBER_RE.search(text) is not None
+    return bool(scan(text, ()))
 
 
 def numeric_names(text: str) -> Iterator[re.Match[str]]:
@@ -60,10 +85,11 @@ def numeric_names(text: str) -> Iterator[re.Match[str]]:
             yield m
 
 
-def allowed_spans(text: str, allow: Iterable[Allowed] = ALLOWED) -> list[tuple[int, int]]:
+def allowed_spans(text: str, allow: Iterable[Allowed] = ALLOWED, page: str | None = None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for entry in allow:
-        spans.extend(m.span() for m in entry.pattern.finditer(text))
+        if entry.page is None or entry.page == page:
+            spans.extend(m.span() for m in entry.pattern.finditer(text))
     return spans
 
 
@@ -77,19 +103,56 @@ class Found:
     is_name: bool
 
 
-def scan(text: str, allow: Iterable[Allowed] = ALLOWED) -> list[Found]:
-    """Numbers and numeric names in ``text`` that no allow-list entry covers, in order."""
-    if not _DIGIT_RE.search(text):
+def _unicode_runs(text: str) -> list[tuple[int, int]]:
+    """Spans of numbers that hold at least one numeric character beyond ASCII (``４２``, ``٤٢``, ``⁴``, ``½``)."""
+    runs: list[tuple[int, int]] = []
+    end = 0
+    for m in _NON_ASCII_RE.finditer(text):
+        i = m.start()
+        if i < end or not is_numeric(text[i]):
+            continue
+        start = i
+        while start > 0 and (
+            is_numeric(text[start - 1])
+            or (text[start - 1] in _JOINERS and start > 1 and is_numeric(text[start - 2]))
+        ):
+            start -= 1
+        end = i + 1
+        while end < len(text) and (
+            is_numeric(text[end])
+            or (text[end] in _JOINERS and end + 1 < len(text) and is_numeric(text[end + 1]))
+        ):
+            end += 1
+        body = text[start:end]
+        if all(c in SUBSCRIPT_DIGITS for c in body) and start > 0 and text[start - 1].isalpha():
+            continue  # an index: log₁₀, x₂
+        if start > 0 and text[start - 1] in SIGNS:
+            start -= 1
+        runs.append((start, end))
+    return runs
+
+
+def scan(text: str, allow: Iterable[Allowed] = ALLOWED, page: str | None = None) -> list[Found]:
+    """Numbers and numeric names in ``text`` that no allow-list entry (for ``page``) covers, in order."""
+    ascii_only = text.isascii()
+    if ascii_only and not _ASCII_DIGIT_RE.search(text):
         return []
-    spans = allowed_spans(text, allow)
+    unicode = [] if ascii_only else _unicode_runs(text)
+    if not unicode and not _ASCII_DIGIT_RE.search(text):
+        return []
+    spans = allowed_spans(text, allow, page)
     found: list[Found] = []
     masked = list(text)
     for m in numeric_names(text):
         found.append(Found(m.start(), m.end(), m.group(), True))
         masked[m.start() : m.end()] = " " * (m.end() - m.start())
+    numbers = [(s, e) for s, e in unicode]
     for m in NUMBER_RE.finditer("".join(masked)):
-        if any(a <= m.start() and m.end() <= b for a, b in spans):
+        if not any(s < m.end() and m.start() < e for s, e in unicode):
+            numbers.append(m.span())
+    for start, end in numbers:
+        if any(a <= start and end <= b for a, b in spans):
             continue
-        found.append(Found(m.start(), m.end(), m.group(), False))
+        found.append(Found(start, end, text[start:end], False))
     found.sort(key=lambda f: f.start)
     return found

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
+
+from ..errors import shown
+
+LINE_CHARS = 1000  # a problem's line is cut after this many characters (each quoted value has its own, lower limit)
+DETAIL_LINES = 40  # detail lines (a diff) printed under one problem
+DETAIL_CHARS = 160  # and characters of each
+PER_FILE = 25  # problems printed for one file; the rest are counted on one line
 
 
 @dataclass(frozen=True)
@@ -18,10 +26,14 @@ class Problem:
     group: int = 1  # 0: repository files (goldens, fixtures), 1: the built site
 
     def line(self) -> str:
-        return f"{self.page}: {self.element}: expected {self.expected}, found {self.found}"
+        """One line, whatever the page held: control characters escaped, cut to a bounded length."""
+        return shown(f"{self.page}: {self.element}: expected {self.expected}, found {self.found}", LINE_CHARS)
 
     def text(self) -> str:
-        return "\n".join([self.line(), *("    " + d for d in self.detail)])
+        details = [shown(d, DETAIL_CHARS) for d in self.detail[:DETAIL_LINES]]
+        if len(self.detail) > DETAIL_LINES:
+            details.append(f"… {len(self.detail) - DETAIL_LINES} more lines")
+        return "\n".join([self.line(), *("    " + d for d in details)])
 
 
 @dataclass
@@ -43,7 +55,14 @@ class Result:
         self.problems.sort(key=_sort_key)
 
     def render(self) -> str:
-        lines = [p.text() for p in sorted(self.problems, key=_sort_key)]
+        """Every problem in order, at most :data:`PER_FILE` of one file (the rest counted), then the summary."""
+        lines: list[str] = []
+        for page, problems in groupby(sorted(self.problems, key=_sort_key), key=lambda p: (p.group, p.page)):
+            problems = list(problems)
+            lines += [p.text() for p in problems[:PER_FILE]]
+            if len(problems) > PER_FILE:
+                lines.append(shown(f"{page[1]}: … {len(problems) - PER_FILE} more problems in this file "
+                                   f"({len(problems)} in all)", LINE_CHARS))
         return "\n".join([*lines, self.summary()]) + "\n"
 
 
@@ -53,9 +72,5 @@ def _sort_key(p: Problem) -> tuple[int, str, int, str, str, str]:
 
 
 def quote(text: str, limit: int = 120) -> str:
-    """Text as shown in a message: double-quoted, newlines visible, long text cut in the middle."""
-    text = text.replace("\n", "\\n")
-    if len(text) > limit:
-        half = (limit - 1) // 2
-        text = text[:half] + "…" + text[-half:]
-    return f'"{text}"'
+    """Text as shown in a message: double-quoted, control characters escaped, long text cut with its length."""
+    return f'"{shown(text, limit)}"'

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import difflib
+import itertools
+import json
+import os
 import posixpath
+import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from lxml import etree
 
-from ..errors import FileAccessError, UsageError
+from ..errors import UsageError, os_error
 from ..project import Project
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
-from .document import Facts, PageReport, check_document, check_heading, parse_html, parse_svg
+from .charts import check_charts
+from .document import (
+    Facts, PageReport, check_document, check_heading, css_content, parse_html, parse_svg, visible_text,
+)
 from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
-from .problems import Problem, Result
+from .numbers import scan
+from .problems import DETAIL_LINES, Problem, Result, quote
+
+
+_WS = re.compile(r"\s+")
 
 
 class SiteError(UsageError):
@@ -63,6 +75,7 @@ def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
     fresh_page = setup.fresh.by_html_path.get(page)
     if fresh_page is not None:
         report.problems += check_heading(root, page, fresh_page.source.heading)
+        report.problems += check_charts(root, page, fresh_page.charts)
         report.problems += check_coverage(fresh_page, report.shown)
     return report
 
@@ -83,32 +96,106 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     result = Result()
     result.problems += check_goldens(prepared.fresh, prepared.goldens)
 
+    files, special = site_files(site_dir)
+    for page, kind in special:
+        result.problems.append(Problem(page, 0, "file", "a regular file", f"{kind} (skipped)"))
+    styles = [f for f in files if f.suffix == ".css"]
+    shown_attributes: set[str] = set()
+    for file in styles:
+        page = file.relative_to(site_dir).as_posix()
+        text, problem = _decoded(file, page, "CSS style sheet")
+        if text is None:
+            result.problems.append(problem)
+            continue
+        strings, attributes = css_content(text)
+        shown_attributes |= attributes
+        for i, string in enumerate(strings):
+            for found in scan(string, (), page):
+                result.problems.append(Problem(page, i, "content", "a number with provenance (data-trace) or an "
+                                               "allowed one", f"{found.text!r} in {quote(string, 80)}"))
+
     shown: dict[str, list[Shown]] = {}
     links: dict[str, set[str]] = {}
-    files = [(f, parse_html) for f in sorted(site_dir.rglob("*.html"))] + [(f, parse_svg) for f in sorted(site_dir.rglob("*.svg"))]
-    for file, parse in files:
+    texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
+    documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
+    documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
+    for file, parse, kind in documents:
         page = file.relative_to(site_dir).as_posix()
-        try:
-            root = parse(_read(file))
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            result.problems.append(Problem(page, 0, "file", f"a readable {file.suffix[1:].upper()} document", str(exc)))
+        text, problem = _decoded(file, page, f"{kind} document")
+        if text is None:
+            result.problems.append(problem)
             continue
-        report = check_document(root, page, prepared.facts_for(page), prepared.sources)
+        try:
+            root = parse(text.encode("utf-8"))
+        except (etree.XMLSyntaxError, ValueError) as exc:
+            result.problems.append(Problem(page, 0, "file", f"a readable {kind} document", str(exc)))
+            continue
+        report = check_document(root, page, prepared.facts_for(page), prepared.sources, frozenset(shown_attributes))
         generated = prepared.fresh.by_html_path.get(page)
         if generated is not None:
             report.problems += check_heading(root, page, generated.source.heading)
+            report.problems += check_charts(root, page, generated.charts)
         _add(result, report)
         owner = prepared.fresh.owner(page)
         if owner is not None:
             shown.setdefault(owner.html_path, []).extend(report.shown)
         links[page] = report.links
+        if kind == "HTML":
+            texts[page] = visible_text(root)
 
+    result.problems += check_search_index(site_dir, texts)
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
         result.problems += check_downloads(site_dir, fresh_page, prepared, links.get(fresh_page.html_path))
     result.problems += check_missing(site_dir, prepared)
     result.sort()
     return result
+
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
+CHECKED = (".html", ".svg", ".css")  # the files of a site a reader reads: pages, drawings, style sheets
+
+
+def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Regular files the checker reads (pages, drawings, style sheets), sorted; and the others of those names.
+
+    Nothing but a regular file is ever opened: a named pipe would block the check, a device would never end.
+    Symbolic links are followed to files; a link to a folder is reported, never followed (a page behind it
+    would go unchecked).
+    """
+    files: list[Path] = []
+    special: list[tuple[str, str]] = []
+    for folder, dirs, names in os.walk(site_dir):
+        dirs.sort()
+        for name in [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            special.append(((Path(folder) / name).relative_to(site_dir).as_posix(), "a link to a folder (not followed)"))
+        for name in sorted(names):
+            path = Path(folder) / name
+            if path.suffix not in CHECKED:
+                continue
+            relative = path.relative_to(site_dir).as_posix()
+            try:
+                mode = path.stat().st_mode
+            except FileNotFoundError:
+                special.append((relative, "a link to nothing"))
+                continue
+            except OSError as exc:
+                raise os_error(exc, path, "cannot read") from None
+            if stat.S_ISREG(mode):
+                files.append(path)
+            else:
+                special.append((relative, next((what for test, what in _KINDS if test(mode)), "not a regular file")))
+    return sorted(files), special
+
+
+def _decoded(file: Path, page: str, kind: str) -> tuple[str | None, Problem | None]:
+    """The file's text, or the problem that it is not UTF-8 (a garbage page is one line, not its mojibake)."""
+    raw = _read(file)
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, Problem(page, 0, "file", f"a UTF-8 {kind}", f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})")
 
 
 def _add(result: Result, report: PageReport) -> None:
@@ -121,7 +208,7 @@ def _read(file: Path) -> bytes:
     try:
         return file.read_bytes()
     except OSError as exc:
-        raise FileAccessError(file, f"cannot read: {exc.strerror or exc}") from None
+        raise os_error(exc, file, "cannot read") from None
 
 
 def check_coverage(p: FreshPage, shown: list[Shown] | None) -> list[Problem]:
@@ -193,14 +280,14 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
             continue
         try:
             want = golden.read_bytes()
-        except FileNotFoundError:
-            continue  # reported with the goldens
+        except OSError:
+            continue  # a missing, unreadable or folder golden is reported with the goldens
         got = _read(file)
         if got != want:
             old = want.decode("utf-8", "replace").splitlines()
             new = got.decode("utf-8", "replace").splitlines()
             shown = prepared.project.display(golden)
-            diff = tuple(difflib.unified_diff(old, new, shown, where, lineterm=""))[:40]
+            diff = tuple(itertools.islice(difflib.unified_diff(old, new, shown, where, lineterm=""), DETAIL_LINES + 1))
             problems.append(
                 Problem(
                     where,
@@ -211,6 +298,42 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
                     diff or ("(the files differ only in line endings or the final newline)",),
                 )
             )
+    return problems
+
+
+SEARCH_INDEX = "search/search_index.json"
+
+
+def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem]:
+    """Search results show text from ``search/search_index.json``: each number there must be one its page shows.
+
+    The index holds each section's text with the markup stripped, so a number is looked for in the page's
+    visible text with the spaces removed (a value and the code of an excerpt count as shown).
+    """
+    file = site_dir / SEARCH_INDEX
+    if not file.is_file():
+        return []
+    problem = lambda order, element, expected, found: Problem(SEARCH_INDEX, order, element, expected, found)  # noqa: E731
+    text, bad = _decoded(file, SEARCH_INDEX, "JSON search index")
+    if text is None:
+        return [bad]
+    try:
+        docs = json.loads(text)["docs"]
+        entries = [(str(d.get("location", "")), str(d.get("title", "")), str(d.get("text", ""))) for d in docs]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return [problem(0, "file", "a search index (JSON with a list of docs)", f"{type(exc).__name__}: {exc}")]
+    problems: list[Problem] = []
+    for i, (location, title, body) in enumerate(entries):
+        page = html_path(location.split("#", 1)[0] + "index.md") if location.split("#", 1)[0] else "index.html"
+        shown = texts.get(page)
+        element = f"docs[{i}] ({location or '/'})"
+        if shown is None:
+            problems.append(problem(i, element, "an entry for a page of the site", f"no page {page}"))
+            continue
+        words = title + "\n" + "".join(parse_html(f"<div>{body}</div>").itertext()) if body.strip() else title
+        for found in scan(words, ()):
+            if _WS.sub("", found.text).replace("-", "\u2212") not in shown.replace("-", "\u2212"):
+                problems.append(problem(i, element, f"a number {page} shows", f"{found.text!r} in {quote(words, 80)}"))
     return problems
 
 

@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import SiteBuilderError, shown
+from ..errors import FileAccessError, SiteBuilderError, os_error, shown
 from ..project import Page, Project, refresh_pages
 from ..trace import TraceParseError, layout_of
 from . import cache
@@ -78,7 +78,7 @@ class PageRun:
             out[key] = tuple(value) if isinstance(value, list) else value
         chart_facts = getattr(self.figures, "chart_facts", None)
         if chart_facts is not None:
-            out.update(chart_facts(self.trace))
+            out.update(page_code(self.page, "figures.chart_facts()", lambda: chart_facts(self.trace)))
         out.update(self.site_facts)
         out.update(page_facts(self.page))
         return out
@@ -87,7 +87,9 @@ class PageRun:
     def charts(self) -> dict[str, str]:
         """The page's charts as inline SVG, drawn from the trace and the facts (``figures.charts``)."""
         draw = getattr(self.figures, "charts", None)
-        return dict(draw(self.trace, self.facts)) if draw is not None else {}
+        if draw is None:
+            return {}
+        return page_code(self.page, "figures.charts()", lambda: dict(draw(self.trace, self.facts)))
 
     @property
     def where(self) -> str:
@@ -99,6 +101,29 @@ class PageRun:
 
     def text(self, kind: str) -> str | None:
         return self.trace_text if kind == "trace" else self.report_text
+
+
+def page_code(page: Page, what: str, call: Callable[[], Any]) -> Any:
+    """``call()``, which runs code of the page folder in this process; its failure is one line naming file and line."""
+    from .runner import innermost_own_frame
+
+    try:
+        return call()
+    except SiteBuilderError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - page code may raise anything; the message names where
+        file, line = innermost_own_frame(exc)
+        where = f"{_relative(file, page.folder.parents[1])}:{line}: " if file else f"pages/{page.slug}: "
+        cause = shown(str(exc) or type(exc).__name__, 300)
+        raise FixtureRunError(f"{where}{what} failed: {type(exc).__name__}: {cause} (page {page.slug})") from None
+
+
+def _relative(file: str, root: Path) -> str:
+    path = Path(file)
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def page_facts(page: Page) -> dict[str, Any]:
@@ -135,8 +160,18 @@ class Pipeline:
                  jobs: int | None = None) -> None:
         self.project = project
         self.progress = progress or (lambda line: None)
-        self.warn = warn or (lambda line: print(line, file=sys.stderr))
+        self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr))
         self.jobs = jobs or max(1, os.cpu_count() or 1)
+        self._processes: list[subprocess.Popen[str]] = []
+        self._lock = threading.Lock()
+
+    def _stop_all(self) -> None:
+        with self._lock:
+            processes, self._processes = self._processes, []
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     # ------------------------------------------------------------------ fixtures
     def run(self, pages: Sequence[Page] | None = None, *, use_cache: bool = True) -> list[PageRun]:
@@ -147,7 +182,9 @@ class Pipeline:
         everything = project.pages()
         shared = site_facts(everything)
         roots = cache.Roots(project.pages_dir)
-        keys = {p.slug: cache.cache_key(p.folder, project.pages_dir, roots) for p in pages}
+        keys = {p.slug: self._key(p, roots) for p in pages} if use_cache else {}
+        if use_cache and len(pages) == len(everything):
+            self._prune({p.slug for p in everything})
         runs: dict[str, PageRun] = {}
         missing: list[Page] = []
         for p in pages:
@@ -175,6 +212,25 @@ class Pipeline:
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]
 
+    def _key(self, page: Page, roots: cache.Roots) -> str:
+        try:
+            return cache.cache_key(page.folder, self.project.pages_dir, roots)
+        except OSError as exc:
+            raise os_error(exc, None, "cannot read a source of the fixtures") from None
+
+    def _prune(self, slugs: set[str]) -> None:
+        """Remove the entries of pages that no longer exist (each page keeps only its current entry anyway)."""
+        folder = self.project.cache_dir / "fixtures"
+        try:
+            stale = [f for f in folder.iterdir() if f.suffix == ".json" and f.stem not in slugs]
+        except OSError:
+            return  # no cache yet, or none that can be read: nothing to prune
+        for file in stale:
+            try:
+                file.unlink()
+            except OSError as exc:
+                self.warn(f"{os_error(exc, self.project.display(file), 'cannot remove a stale cache entry')}")
+
     def _cached(self, page: Page, key: str) -> cache.Entry | None:
         path = cache.entry_path(self.project.cache_dir, page.slug)
         try:
@@ -188,19 +244,22 @@ class Pipeline:
         path = cache.entry_path(self.project.cache_dir, page.slug)
         try:
             cache.store(path, entry)
-        except SiteBuilderError as exc:
-            self.warn(f"{exc} (the site is built without caching page {page.slug})")
+        except FileAccessError as exc:
+            self.warn(f"{self.project.display(Path(exc.path))}: {exc.cause} (the site is built without it)")
 
     def _page_run(self, page: Page, trace_text: str, report: str | None, derived: Mapping[str, Any],
                   shared: Mapping[str, Any], cached: bool, seconds: float) -> PageRun:
         """The typed trace read back from its text, the report checked against its declared keys."""
         project = self.project
-        trace_module = project.module(page, "trace")
+        trace_module = page_code(page, "importing trace.py", lambda: project.module(page, "trace"))
         layout = layout_of(trace_module.Trace)
         trace = layout.parse(trace_text, f"{project.display(page.folder)} (fresh trace)")
         if report is not None:
-            project.module(page, "report").REPORT.parse(report, f"{project.display(page.folder)} (fresh report)")
-        figures = project.module(page, "figures") if project.has_module(page, "figures") else None
+            report_module = page_code(page, "importing report.py", lambda: project.module(page, "report"))
+            report_module.REPORT.parse(report, f"{project.display(page.folder)} (fresh report)")
+        figures = None
+        if project.has_module(page, "figures"):
+            figures = page_code(page, "importing figures.py", lambda: project.module(page, "figures"))
         return PageRun(page, trace_text, report, trace, dict(derived), figures, shared, cached, seconds)
 
     def _run_fresh(self, pages: list[Page]) -> list[tuple[Page, _Answer]]:
@@ -224,11 +283,15 @@ class Pipeline:
                     failures.append(str(exc))
 
         threads = [threading.Thread(target=work, args=(g,), daemon=True) for g in groups[1:]]
-        for t in threads:
-            t.start()
-        work(groups[0])
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.start()
+            work(groups[0])
+            for t in threads:
+                t.join()
+        except BaseException:
+            self._stop_all()  # interrupted (Ctrl-C, SIGTERM): no fixture process outlives the build
+            raise
         out: list[tuple[Page, _Answer]] = []
         for p in pages:  # the first page (in navigation order) that failed is the one reported
             answer = answers.get(p.slug)
@@ -248,9 +311,11 @@ class Pipeline:
         env = {**os.environ, **FIXTURE_ENVIRONMENT}
         try:
             process = subprocess.Popen(command, cwd=self.project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       env=env, text=True, encoding="utf-8")
+                                       env=env, text=True, encoding="utf-8", errors="replace")
         except OSError as exc:
             raise FixtureRunError(f"cannot start the fixture interpreter {sys.executable}: {exc.strerror or exc}") from None
+        with self._lock:
+            self._processes.append(process)
         errors: list[str] = []
         reader = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
         reader.start()

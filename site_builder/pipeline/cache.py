@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import os_error
-from ..files import write_atomic
+from ..files import seal, unseal, write_atomic
 from .sources import Roots, fixture_sources
 
 CACHE_FORMAT = "site-builder fixture cache 2"
@@ -72,14 +72,14 @@ def load(path: Path) -> Entry | None:
     """The entry at ``path``; None when there is none; :class:`DamagedEntry` when it cannot be trusted."""
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no entry (or no cache folder: writing one says why)
     except IsADirectoryError:
         raise DamagedEntry("it is a folder, not a file") from None
     except OSError as exc:
-        raise DamagedEntry(f"cannot read it: {exc.strerror or exc}") from None
-    head, newline, body = raw.partition(b"\n")
-    if not newline or hashlib.sha256(body).hexdigest().encode() != head:
+        raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
+    body = unseal(raw)
+    if body is None:
         raise DamagedEntry("its content does not match its checksum")
     try:
         data = json.loads(body.decode("utf-8"))
@@ -116,6 +116,6 @@ def store(path: Path, entry: Entry) -> None:
             import shutil
 
             shutil.rmtree(path)
-        write_atomic(path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        write_atomic(path, seal(body))
     except OSError as exc:
         raise os_error(exc, path, "cannot write the fixture cache") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import SiteBuilderError, shown
+from ..errors import SiteBuilderError, os_error, shown
 from ..project import Page, Project
 from ..trace import TraceParseError
 
@@ -79,7 +79,7 @@ def compare(
     except IsADirectoryError:
         return issue(f"golden {kind} is a folder, not a file", "a golden file", "a folder")
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+        reason = os_error(exc).cause
         return issue(f"golden {kind} cannot be read: {reason}", "a readable golden file", reason)
     try:
         text = raw.decode("utf-8")

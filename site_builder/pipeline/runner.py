@@ -53,7 +53,7 @@ def plain(key: str, value: Any) -> Any:
     raise _Unpublishable(f"derived value {key} is a {type(value).__name__}; give numbers, booleans, strings or tuples")
 
 
-def _where(exc: BaseException) -> tuple[str | None, int | None]:
+def innermost_own_frame(exc: BaseException) -> tuple[str | None, int | None]:
     """The innermost frame of our own code (the page folder or the site_builder package, not this runner)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return exc.filename, exc.lineno
@@ -97,7 +97,7 @@ def answer(project: Project, slug: str) -> dict[str, Any]:
             "seconds": time.perf_counter() - started,
         }
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message naming its file and line
-        file, line = _where(exc)
+        file, line = innermost_own_frame(exc)
         return {
             "slug": slug,
             "ok": False,

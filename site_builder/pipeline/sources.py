@@ -119,7 +119,11 @@ def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = 
         if module is None:
             continue
         stat = file.stat()
-        for name in _imports(file, stat.st_mtime_ns, stat.st_size, module, file.name == "__init__.py"):
+        try:
+            names = _imports(file, stat.st_mtime_ns, stat.st_size, module, file.name == "__init__.py")
+        except (SyntaxError, ValueError):
+            continue  # the file's bytes are in the key; running the fixtures names the error with its line
+        for name in names:
             todo += [f for f in roots.resolve(name) if f not in seen]
     data = [
         p

@@ -28,9 +28,9 @@ from typing import Any, Callable, Mapping
 import graphviz
 import jinja2
 
-from ..errors import SiteBuilderError, ToolMissingError
+from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
-from ..files import write_atomic
+from ..files import seal, unseal, write_atomic
 from .templating import strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -72,9 +72,10 @@ def _finalize(value: Any) -> str:
     return value if isinstance(value, DotText) else dot_escape("" if value is None else str(value))
 
 
-def dot_environment(loader: jinja2.BaseLoader, compiled_dir: Path | None = None) -> jinja2.Environment:
+def dot_environment(loader: jinja2.BaseLoader, compiled_dir: Path | None = None,
+                    warn: Callable[[str], None] | None = None) -> jinja2.Environment:
     """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
-    return strict_environment(loader, compiled_dir, autoescape=False, finalize=_finalize)
+    return strict_environment(loader, compiled_dir, warn, autoescape=False, finalize=_finalize)
 
 
 def html_label_escape(text: str) -> str:
@@ -174,14 +175,42 @@ class Diagram:
     cached: bool  # the layout came from the cache, not a fresh ``dot`` run
 
 
-class DiagramRenderer:
-    """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content."""
+CACHE_FORMAT = "site-builder diagram cache 2"  # part of every key: entries of another format are never read
 
-    def __init__(self, cache_dir: Path) -> None:
+
+def svg_problem(text: str) -> str | None:
+    """Why ``text`` is not an SVG drawing Graphviz made (None when it is one): checked before it is cached or used."""
+    at = text.find("<svg")
+    if at < 0:
+        return "no <svg> element"
+    try:
+        root = ET.fromstring(text[at:])
+    except ET.ParseError as exc:
+        return f"not well-formed XML: {exc}"
+    if _local(root.tag) != "svg":
+        return f"a <{_local(root.tag)}> document, not <svg>"
+    if not any(_local(child.tag) == "g" for child in root):
+        return "an <svg> without a graph group"
+    return None
+
+
+class DiagramRenderer:
+    """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content.
+
+    A cache entry (``.cache/diagrams/KEY.svg``) is written only after the SVG was checked, sealed with its
+    SHA-256 (:func:`site_builder.files.seal`), and checked again when read: a damaged entry is drawn again with
+    one ``warn`` naming it, never used. :meth:`prune` removes the entries the last build did not use.
+    """
+
+    def __init__(self, cache_dir: Path, warn: Callable[[str], None] | None = None,
+                 display: Callable[[Path], str] = str) -> None:
         self.cache_dir = Path(cache_dir)
+        self.warn = warn if warn is not None else (lambda line: None)
+        self.display = display
         self._version: str | None = None
         self.rendered = 0
         self.cached = 0
+        self.used: set[str] = set()  # names of the cache entries this renderer read or wrote
 
     @property
     def version(self) -> str:
@@ -211,21 +240,78 @@ class DiagramRenderer:
 
     def layout(self, dot_text: str) -> tuple[str, bool]:
         """Graphviz's SVG for ``dot_text`` (from the cache when the same DOT and ``dot`` ran before)."""
-        key = hashlib.sha256((dot_text + "\0" + self.version).encode("utf-8")).hexdigest()
-        cached = self.cache_dir / f"{key}.svg"
-        if cached.is_file():
+        key = hashlib.sha256("\0".join((CACHE_FORMAT, dot_text, self.version)).encode("utf-8")).hexdigest()
+        path = self.cache_dir / f"{key}.svg"
+        self.used.add(path.name)
+        svg = self._load(path)
+        if svg is not None:
             self.cached += 1
-            return cached.read_text(encoding="utf-8"), True
+            return svg, True
+        svg = self._dot(dot_text)
+        problem = svg_problem(svg)
+        if problem is not None:
+            raise DiagramError(f"`dot` gave output that is not an SVG drawing ({problem}); nothing was cached")
+        self._store(path, svg)
+        self.rendered += 1
+        return svg, False
+
+    def _dot(self, dot_text: str) -> str:
         try:
-            svg = graphviz.Source(dot_text).pipe(format="svg", engine="dot", encoding="utf-8")
+            return graphviz.Source(dot_text).pipe(format="svg", engine="dot", encoding="utf-8")
         except graphviz.ExecutableNotFound:
             raise DotNotFoundError() from None
         except graphviz.CalledProcessError as exc:
             detail = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
-            raise DiagramError(f"dot rejected the diagram: {detail.strip()}") from exc
-        write_atomic(cached, svg)
-        self.rendered += 1
-        return svg, False
+            raise DiagramError(f"dot rejected the diagram: {shown(detail.strip(), 300)}") from None
+        except UnicodeDecodeError as exc:
+            raise DiagramError(f"`dot` gave output that is not UTF-8 ({exc.reason} at byte {exc.start}); "
+                               "nothing was cached") from None
+        except OSError as exc:
+            raise DiagramError(f"`dot` could not run: {os_error(exc).cause}") from None
+
+    def _load(self, path: Path) -> str | None:
+        """The cached SVG at ``path``; None when there is none, or (with a warning) when it cannot be trusted."""
+        try:
+            raw = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # no entry (or no cache folder: writing one says why)
+        except OSError as exc:
+            return self._damaged(path, os_error(exc).cause)
+        body = unseal(raw)
+        if body is None:
+            return self._damaged(path, "its content does not match its checksum")
+        try:
+            svg = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return self._damaged(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
+        problem = svg_problem(svg)
+        if problem is not None:
+            return self._damaged(path, problem)
+        return svg
+
+    def _damaged(self, path: Path, why: str) -> None:
+        self.warn(f"{self.display(path)}: damaged cache entry ({why}); drawing it again")
+        return None
+
+    def _store(self, path: Path, svg: str) -> None:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            write_atomic(path, seal(svg.encode("utf-8")))
+        except OSError as exc:
+            self.warn(f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)")
+
+    def prune(self) -> None:
+        """Remove the cache entries no diagram of this build used (a diagram edited away leaves nothing behind)."""
+        try:
+            entries = [p for p in self.cache_dir.iterdir() if p.suffix == ".svg" and p.name not in self.used]
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            except OSError as exc:
+                self.warn(str(os_error(exc, self.display(entry), "cannot remove an unused cache entry")))
 
     def render(
         self,

@@ -30,7 +30,7 @@ import posixpath
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import jinja2
 from markupsafe import Markup
@@ -103,14 +103,18 @@ def heading_html(page: Page, book: FactBook) -> str:
 class PageRenderer:
     """Renders every generated page of one build; one Graphviz cache, compiled-template cache and counters for all."""
 
-    def __init__(self, project: Project, pages: list[Page]) -> None:
+    def __init__(self, project: Project, pages: list[Page], warn: Callable[[str], None] | None = None) -> None:
         self.project = project
         self.pages = {p.slug: p for p in pages}
+        self.warn = warn if warn is not None else (lambda line: None)  # hears about cache entries found damaged or not written
         self.compiled = project.cache_dir / "templates"
-        self.diagrams = DiagramRenderer(project.cache_dir / "diagrams")
+        self.diagrams = DiagramRenderer(project.cache_dir / "diagrams", self.warn, project.display)
 
     def environment(self, page: Page) -> jinja2.Environment:
-        return page_environment([page.folder, self.project.templates_dir], self.compiled)
+        return page_environment([page.folder, self.project.templates_dir], self.compiled, self._warn_relative)
+
+    def _warn_relative(self, line: str) -> None:
+        self.warn(line.replace(str(self.project.root) + "/", "", 1))
 
     def excerpt_file(self, page: Page, path: str) -> tuple[Path, str]:
         """(root, path) of an excerpt: a file of the page folder, or a file of the ``site_builder`` package."""
@@ -145,7 +149,7 @@ class PageRenderer:
             downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder or ".")})
 
         env = self.environment(page)
-        dot_env = dot_environment(env.loader, self.compiled)  # type: ignore[arg-type]
+        dot_env = dot_environment(env.loader, self.compiled, self._warn_relative)  # type: ignore[arg-type]
 
         def tv(key: str, fmt: str) -> Markup:
             return Markup(book.html(key, fmt))

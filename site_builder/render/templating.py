@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import io
+import marshal
 import os
+import pickle
+import shutil
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jinja2
+import jinja2.bccache
 
-from ..errors import SiteBuilderError
+from ..errors import SiteBuilderError, os_error
+from ..files import seal, unseal, write_atomic
 
 Folders = Sequence[Path] | Path
+Warn = Callable[[str], None]
+CACHE_FORMAT = "site-builder compiled templates 2"  # part of the folder name: entries of another format are never read
 
 
 def _folders(dirs: Folders) -> list[Path]:
@@ -30,12 +38,13 @@ class TemplateFailure(SiteBuilderError):
 
 
 def strict_environment(
-    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, **escaping: Any
+    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, warn: Warn | None = None, **escaping: Any
 ) -> jinja2.Environment:
     """Jinja as every template here is written: strict about undefined names, a block tag's line left out.
 
     ``escaping`` says how a plain value is written (``autoescape``, ``finalize``). With ``compiled_dir``,
-    compiled templates are kept there and reused by the next build while a template's source is unchanged.
+    compiled templates are kept there and reused by the next build while a template's source is unchanged;
+    ``warn`` hears about an entry that was damaged (and compiled again) or could not be written.
     """
     env = jinja2.Environment(
         loader=loader,
@@ -46,11 +55,65 @@ def strict_environment(
         **escaping,
     )
     if compiled_dir is not None:
-        env.bytecode_cache = _compiled_cache(env, Path(compiled_dir))
+        env.bytecode_cache = _compiled_cache(env, Path(compiled_dir), warn if warn is not None else (lambda line: None))
     return env
 
 
-def _compiled_cache(env: jinja2.Environment, compiled_dir: Path) -> jinja2.BytecodeCache:
+class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's compiled-template cache with every entry sealed by its SHA-256 and checked when read.
+
+    A cut, changed or unreadable entry is compiled again with one warning naming it, never loaded (Jinja's own
+    cache would fail with a pickle or marshal error on every build); an entry that cannot be written is a
+    warning too, and the build goes on without it.
+    """
+
+    def __init__(self, directory: Path, warn: Warn) -> None:
+        super().__init__(str(directory))
+        self.warn = warn
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        path = self._get_cache_filename(bucket)
+        try:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            self._damaged(path, os_error(exc).cause)
+            return
+        body = unseal(raw)
+        if body is None:
+            self._damaged(path, "its content does not match its checksum")
+            return
+        magic = jinja2.bccache.bc_magic
+        if not body.startswith(magic):
+            self._damaged(path, "not code compiled by this Jinja and Python")
+            return
+        stream = io.BytesIO(body[len(magic):])
+        try:
+            checksum = pickle.load(stream)
+            if checksum != bucket.checksum:
+                return  # compiled from an older source of the template: compiled again, nothing is wrong
+            bucket.code = marshal.load(stream)
+        except Exception as exc:  # noqa: BLE001 - unpickling and unmarshalling fail in many ways
+            bucket.reset()
+            self._damaged(path, f"{type(exc).__name__} while loading it")
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        path = Path(self._get_cache_filename(bucket))
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            write_atomic(path, seal(bucket.bytecode_to_string()))
+        except OSError as exc:
+            self.warn(f"{os_error(exc, path, 'cannot write the compiled-template cache')} "
+                      "(the site is built without it)")
+
+    def _damaged(self, path: str, why: str) -> None:
+        self.warn(f"{path}: damaged cache entry ({why}); compiling the template again")
+
+
+def _compiled_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinja2.BytecodeCache | None:
     """Jinja's compiled-template cache, in a folder named after what compiled code depends on besides the source.
 
     Jinja keys an entry by the template's name and checks its source; the Jinja version and the options that
@@ -58,6 +121,7 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path) -> jinja2.Bytec
     so an environment built differently never loads another's code.
     """
     options = (
+        CACHE_FORMAT,
         jinja2.__version__,
         env.trim_blocks,
         env.lstrip_blocks,
@@ -68,14 +132,18 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path) -> jinja2.Bytec
         sorted(env.extensions),
     )
     folder = compiled_dir / hashlib.sha256(repr(options).encode("utf-8")).hexdigest()[:16]
-    folder.mkdir(parents=True, exist_ok=True)
-    return jinja2.FileSystemBytecodeCache(str(folder))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        warn(f"{os_error(exc, folder, 'cannot create the compiled-template cache')} (the site is built without it)")
+        return None
+    return CheckedBytecodeCache(folder, warn)
 
 
-def page_environment(templates_dirs: Folders, compiled_dir: Path | None = None) -> jinja2.Environment:
+def page_environment(templates_dirs: Folders, compiled_dir: Path | None = None, warn: Warn | None = None) -> jinja2.Environment:
     """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
     loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
-    return strict_environment(loader, compiled_dir, autoescape=True)
+    return strict_environment(loader, compiled_dir, warn, autoescape=True)
 
 
 def _display(path: str, base: Path) -> str:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from ..errors import SiteBuilderError
+from ..errors import SiteBuilderError, shown
 from .numbers import (
     INT_RE,
     NAME_RE,
@@ -36,11 +36,11 @@ class TraceParseError(SiteBuilderError, ValueError):
     """A trace text broke a rule; ``line`` and ``column`` are 1-based."""
 
     def __init__(self, message: str, line: int, column: int, source: str = "trace"):
-        self.reason = message
+        self.reason = shown(message, 300)  # a value it quotes may be megabytes long: shown cut, with its length
         self.line = line
         self.column = column
         self.source = source
-        super().__init__(f"{source}:{line}:{column}: {message}")
+        super().__init__(f"{source}:{line}:{column}: {self.reason}")
 
 
 class ValueSyntaxError(ValueError):
