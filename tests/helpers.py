@@ -96,3 +96,57 @@ def nan_stops(slug: str, **changes: Any) -> str:
     assert "\n" not in message
     assert any(word in message for word in ("NaN", "nan", "infinity", "inf", "not finite")), message
     return message
+
+
+# A fresh interpreter runs a page's fixtures and prints one SHA-256 over every value they produced at full
+# precision: the float64 bytes of each number of the trace (before it is rounded into text) and of the derived
+# values, with their names and the trace's words.
+_DIGEST_PROGRAM = """
+import dataclasses, hashlib, sys
+import numpy as np
+sys.path.insert(0, "tests")
+from helpers import PROJECT, page
+
+def parts(value):
+    if dataclasses.is_dataclass(value):
+        for f in dataclasses.fields(value):
+            yield f.name.encode()
+            yield from parts(getattr(value, f.name))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from parts(item)
+    elif isinstance(value, str):
+        yield value.encode()
+    else:
+        yield np.asarray(value, dtype=np.float64).tobytes()
+
+run = PROJECT.module(page(sys.argv[1]), "fixtures").run()
+digest = hashlib.sha256()
+for part in parts(run.trace):
+    digest.update(part)
+for key in sorted(run.derived):
+    digest.update(key.encode())
+    for part in parts(run.derived[key]):
+        digest.update(part)
+print(digest.hexdigest())
+"""
+
+
+def full_precision_digests(slug: str, *thread_counts: int) -> list[str]:
+    """The digest of a page's fixtures from one fresh interpreter per entry of ``thread_counts``, run side by side,
+    each with that many BLAS and OpenMP threads."""
+    import subprocess
+    import sys
+
+    processes = []
+    for threads in thread_counts:
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        env.update({name: str(threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+        processes.append(subprocess.Popen([sys.executable, "-c", _DIGEST_PROGRAM, slug], cwd=ROOT, env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    digests = []
+    for process in processes:
+        out, err = process.communicate()
+        assert process.returncode == 0, err
+        digests.append(out.strip())
+    return digests

@@ -154,6 +154,22 @@ def test_pages_run_in_parallel_give_what_one_interpreter_gives(tmp_path):
     assert [r.derived for r in one] == [r.derived for r in two]
 
 
+def test_fixtures_run_with_one_blas_thread_whatever_the_caller_set(tmp_path, monkeypatch):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    variables = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")
+    seen = ", ".join(f'"MEASURED.env.{name}": __import__("os").environ.get("{name}", "unset")' for name in variables)
+    fixtures.write_text(text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', f'"DERIVED.two-to-the-blocks": 2**BLOCKS, {seen},'),
+                        encoding="utf-8")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    run = Log().pipeline(project).run(use_cache=False)[0]
+    assert {name: run.derived[f"MEASURED.env.{name}"] for name in variables} == {
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"
+    }
+
+
 def test_entries_of_pages_that_no_longer_exist_are_pruned(tmp_path):
     project = project_with(tmp_path, "path_expansion", "claims")
     Log().pipeline(project).run()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, log_ticks
+from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, linear_ticks, log_ticks
 from .trace import FAMILIES, LINEAR_LAW_EXPONENT, SQRT_LAW_EXPONENT, STREAM_DEPTHS, Trace
 
 # Families whose branch output cannot grow with the stream (a fixed vector, a tanh), and the one whose can.
@@ -53,7 +53,38 @@ def chart_facts(t: Trace) -> dict[str, Any]:
         "DERIVED.chart.depth-ticks": STREAM_DEPTHS,
         "DERIVED.chart.bounded-norm-ticks": log_ticks([r.norm for r in t.streams if r.family in BOUNDED]),
         "DERIVED.chart.unbounded-norm-ticks": decade_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
+        "DERIVED.chart.slice-ticks": linear_ticks(t.slice[0].alpha, t.slice[-1].alpha),
+        "DERIVED.chart.slice-loss-ticks": decade_ticks([p.loss for p in t.slice]),
     }
+
+
+def _slice_description(t: Trace) -> str:
+    """The loss along the slice, and whether it bends downward anywhere, as the second differences decided."""
+    shape = (
+        "It never bends downward, as a convex function would not."
+        if t.landscape.convex_along_line
+        else "It falls to the trained point and rises from it like a bowl, and further out it bends the other way."
+    )
+    return (
+        "Training loss of the trained residual stack at the trained weights plus a times one filter-normalized "
+        f"direction, against a, on a logarithmic scale. {shape}"
+    )
+
+
+def _slice(t: Trace, facts: Mapping[str, Any]) -> str:
+    middle = f"SLICE[{len(t.slice) // 2}]"
+    return line_chart(
+        facts,
+        chart_id="claims-loss-slice",
+        title="Training loss along one line through the trained weights",
+        description=_slice_description(t),
+        x=Axis("a, the step along the direction", "DERIVED.chart.slice-ticks", "short"),
+        y=Axis("training loss", "DERIVED.chart.slice-loss-ticks", "pow10", kind="log"),
+        series=(
+            Series(("loss: ", Value(f"{middle}.loss", "sci"), " at the trained weights"),
+                   tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice), "identity"),
+        ),
+    )
 
 
 def _panel(t: Trace, facts: Mapping[str, Any], families: tuple[str, ...], chart_id: str, title: str, y: Axis) -> str:
@@ -94,4 +125,5 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             "Residual-stream norm against depth, linear branches",
             Axis("stream norm", "DERIVED.chart.unbounded-norm-ticks", "pow10", kind="log"),
         ),
+        "slice": _slice(t, facts),
     }

@@ -9,6 +9,7 @@ fixture that flips a verdict changes the page.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -16,10 +17,22 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter, tensor
 from site_builder.run import FixtureError, Run, finite
-from site_builder.nn import Linear, residual_add
+from site_builder.nn import Adam, Linear, layer_norm, residual_add
+from site_builder.tasks import SPIRALS, Dataset, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
 from site_builder.trace import format_real, format_sci
 from .trace import (
     FAMILIES,
+    ISOMETRY_STACKS,
+    PLAIN_DEPTHS,
+    SLICE_POINTS,
+    TRAINED_STACKS,
+    Isometry,
+    IsometrySetup,
+    IsometryTrained,
+    Landscape,
+    PlainDepth,
+    PlainSetup,
+    SlicePoint,
     LINEAR_LAW_EXPONENT,
     SCALED_DEPTHS,
     SQRT_LAW_EXPONENT,
@@ -36,6 +49,40 @@ from .trace import (
     Verdict,
     ZeroBranchStack,
 )
+
+
+@dataclass(frozen=True)
+class Trained:
+    """The constants of claims 6 to 8, which train networks on the spirals of the training pages.
+
+    Kept apart from the other claims' constants: the training is the expensive part, and a run whose trained
+    constants are unchanged reuses it (see :func:`trained_claims`).
+    """
+
+    task: SpiralTask = SPIRALS
+    width: int = 16
+    learning_rate: float = 3e-3
+    seeds: tuple[int, ...] = (1, 2, 3)
+    # Claim 6: "... convex, bowl-shaped terrains with zero local minima traps."
+    landscape_depth: int = 8
+    landscape_seed: int = 1
+    landscape_steps: int = 300
+    direction_seed: int = 7
+    slice_span: float = 1.0
+    convexity_bar: float = 1e-9
+    # Claim 7: "... deep transformers cannot train beyond 3 layers."
+    claimed_layers: int = 3
+    plain_steps: int = 250
+    # Claim 8: "... fixes a plain 50-layer network to match a residual one."
+    isometry_depth: int = 50
+    isometry_steps: int = 150
+    upstream_seed: int = 0
+
+    def check(self) -> None:
+        self.task.check("claims-6-7-8")
+        for name in ("learning_rate", "slice_span", "convexity_bar"):
+            if not math.isfinite(getattr(self, name)):
+                raise FixtureError("claims-6-7-8", f"the constant {name} is {getattr(self, name)!r}, not a finite number")
 
 
 @dataclass(frozen=True)
@@ -60,6 +107,8 @@ class Constants:
     stream_seed: int = 5
     fit_from: int = 16
     exponent_bar: float = 0.1
+    # Claims 6 to 8: networks trained on the spirals.
+    trained: Trained = Trained()
 
 
 # ---------------------------------------------------------------------------- claim 1
@@ -291,6 +340,228 @@ def decide_claim_5(growth: tuple[Growth, ...]) -> str:
     return "holds-narrowly" if any(fits) else "does-not-hold"
 
 
+# ---------------------------------------------------------------------------- claims 6 to 8: trained networks
+Weights = dict[str, Tensor]
+
+
+def mean(values: np.ndarray) -> float:
+    return float(np.mean(values))
+
+
+# region: claim-6
+def residual_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
+    """Each model's loss: embedding, ``depth`` blocks h = h + ReLU(h W1) W2, read-out (weights ``[M, ...]``)."""
+    h = tensor(data.inputs) @ w["embed"] + w["embed-bias"]
+    for l in range(depth):
+        h = residual_add(h, (h @ w[f"first-{l}"]).relu() @ w[f"second-{l}"])
+    return cross_entropy_per_model(h @ w["readout"] + w["readout-bias"], data.labels)
+
+
+def trained_residual_stack(t: Trained, data: Dataset) -> dict[str, np.ndarray]:
+    """The degradation page's residual stack of ``landscape_depth`` blocks for one seed, trained the same way."""
+    rng = np.random.default_rng(t.landscape_seed)
+    ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
+    start = {"embed": ends.embed, "embed-bias": np.zeros((1, t.width)),
+             "readout": ends.readout, "readout-bias": np.zeros((1, 2))}
+    scale = 1.0 / math.sqrt(2.0 * t.landscape_depth)
+    for l in range(t.landscape_depth):
+        start[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
+        start[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * scale
+    w = {name: parameter(value[np.newaxis], name=name) for name, value in start.items()}
+    train(lambda: residual_losses(w, t.landscape_depth, data), Adam(list(w.values()), lr=t.learning_rate),
+          steps=t.landscape_steps, every=t.landscape_steps, fixture="claim-6-landscape")
+    return {name: p.data[0] for name, p in w.items()}
+
+
+def filter_normalized_direction(theta: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """A random direction scaled filter by filter, as Li et al. do: each column of a weight matrix (the weights
+    into one unit) gets the norm of the same column of the trained weights; biases get no direction."""
+    rng = np.random.default_rng(seed)
+    direction = {}
+    for name, value in theta.items():
+        if name.endswith("bias"):
+            direction[name] = np.zeros_like(value)
+            continue
+        d = rng.standard_normal(value.shape)
+        direction[name] = d / np.linalg.norm(d, axis=0, keepdims=True) * np.linalg.norm(value, axis=0, keepdims=True)
+    return direction
+
+
+def loss_slice(t: Trained, data: Dataset, theta: dict[str, np.ndarray], direction: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The loss at theta + a * direction for evenly spaced a in [-span, span], every point a model side by side."""
+    alphas = np.linspace(-t.slice_span, t.slice_span, SLICE_POINTS)
+    w = {name: tensor(side_by_side([theta[name] + a * direction[name] for a in alphas])) for name in theta}
+    return alphas, residual_losses(w, t.landscape_depth, data).data
+
+
+def second_differences(losses: np.ndarray) -> np.ndarray:
+    """L(a - h) - 2 L(a) + L(a + h) at every inner point: negative where the slice bends down, so not convex."""
+    return losses[:-2] - 2.0 * losses[1:-1] + losses[2:]
+# endregion: claim-6
+
+
+def claim_6(t: Trained, data: Dataset) -> tuple[Landscape, tuple[SlicePoint, ...]]:
+    theta = trained_residual_stack(t, data)
+    alphas, losses = loss_slice(t, data, theta, filter_normalized_direction(theta, t.direction_seed))
+    finite("claim-6-landscape", "the loss slice", losses)
+    d2 = second_differences(losses)
+    centre = SLICE_POINTS // 2
+    minima = [i for i in range(1, SLICE_POINTS - 1) if losses[i] < losses[i - 1] and losses[i] < losses[i + 1] and i != centre]
+    lowest = int(np.argmin(d2))
+    bends = np.abs(alphas[1:-1][d2 < -t.convexity_bar])
+    landscape = Landscape(
+        depth=t.landscape_depth,
+        seed=t.landscape_seed,
+        learning_rate=t.learning_rate,
+        steps=t.landscape_steps,
+        trained_loss=float(losses[centre]),
+        direction_seed=t.direction_seed,
+        span=t.slice_span,
+        min_second_difference=float(d2[lowest]),
+        at=float(alphas[lowest + 1]),
+        bar=t.convexity_bar,
+        bends_down=int(bends.size),
+        nearest_bend=float(bends.min()) if bends.size else 0.0,
+        slice_minima=len(minima),
+        convex_along_line=bool(d2[lowest] >= -t.convexity_bar),
+    )
+    return landscape, tuple(SlicePoint(i, float(a), float(v)) for i, (a, v) in enumerate(zip(alphas, losses)))
+
+
+def decide_claim_6(r: Landscape) -> str:
+    """A convex function is convex along every line: one line that bends down refutes "convex"."""
+    return "holds-narrowly" if r.convex_along_line and r.min_second_difference >= -r.bar else "does-not-hold"
+
+
+# region: claim-7
+def plain_normalized_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
+    """A transformer-style block without its residual addition: normalize, then the MLP, h = F(LN(h))."""
+    width = w["embed"].shape[-1]
+    h = tensor(data.inputs) @ w["embed"] + w["embed-bias"]
+    for l in range(depth):
+        h = layer_norm(h, np.ones(width), np.zeros(width))
+        h = (h @ w[f"first-{l}"]).relu() @ w[f"second-{l}"]  # the block's output replaces the stream
+    return cross_entropy_per_model(h @ w["readout"] + w["readout-bias"], data.labels)
+# endregion: claim-7
+
+
+def seeded_weights(t: Trained, depth: int, second_scale: float = 1.0) -> Weights:
+    """Every seed's embedding, read-out and ``depth`` He-scaled blocks, side by side, biases at zero."""
+    per_seed = []
+    for seed in t.seeds:
+        rng = np.random.default_rng(seed)
+        ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
+        w = {"embed": ends.embed, "readout": ends.readout}
+        for l in range(depth):
+            w[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
+            w[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * second_scale
+        per_seed.append(w)
+    stacked = {name: parameter(side_by_side([w[name] for w in per_seed]), name=name) for name in per_seed[0]}
+    stacked["embed-bias"] = parameter(np.zeros((len(t.seeds), 1, t.width)), name="embed-bias")
+    stacked["readout-bias"] = parameter(np.zeros((len(t.seeds), 1, 2)), name="readout-bias")
+    return stacked
+
+
+def claim_7(t: Trained, data: Dataset, chance: float) -> tuple[PlainSetup, tuple[PlainDepth, ...]]:
+    bar = chance / 10.0
+    rows = []
+    for depth in PLAIN_DEPTHS:
+        w = seeded_weights(t, depth)
+        history = train(lambda: plain_normalized_losses(w, depth, data), Adam(list(w.values()), lr=t.learning_rate),
+                        steps=t.plain_steps, every=t.plain_steps, fixture="claim-7-plain-depth")
+        final = mean(history.final)
+        rows.append(PlainDepth(depth, mean(history.initial), final, float(history.final.min()), float(history.final.max()),
+                               final < bar))
+    return PlainSetup(t.claimed_layers, t.width, t.learning_rate, t.plain_steps, len(t.seeds), bar), tuple(rows)
+
+
+def decide_claim_7(setup: PlainSetup, rows: tuple[PlainDepth, ...]) -> str:
+    """Refuted when a plain stack deeper than the claimed limit trained; otherwise only this test's narrower form."""
+    trained_deeper = [r for r in rows if r.depth > setup.claimed_layers and r.trained and r.final < setup.trained_bar]
+    return "does-not-hold" if trained_deeper else "holds-narrowly"
+
+
+# region: claim-8
+def orthogonal(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random orthogonal matrix: the Q of a Gaussian matrix's QR, its columns' signs fixed by R's diagonal."""
+    q, r = np.linalg.qr(rng.standard_normal((n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def tanh_stack(h: Tensor, w: Weights, depth: int, *, residual: bool) -> Tensor:
+    for l in range(depth):
+        f = (h @ w[f"layer-{l}"] + w[f"bias-{l}"]).tanh()
+        h = residual_add(h, f) if residual else f
+    return h
+# endregion: claim-8
+
+
+def isometry_weights(t: Trained, stack: str) -> Weights:
+    """Every seed's embedding, read-out and layers: orthogonal (plain-orthogonal, residual) or Gaussian with
+    variance 1/width (plain-gaussian); biases at zero."""
+    per_seed = []
+    for seed in t.seeds:
+        rng = np.random.default_rng(seed)
+        ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
+        w = {"embed": ends.embed, "readout": ends.readout}
+        for l in range(t.isometry_depth):
+            w[f"layer-{l}"] = (rng.standard_normal((t.width, t.width)) / math.sqrt(t.width) if stack == "plain-gaussian"
+                               else orthogonal(rng, t.width))
+        per_seed.append(w)
+    stacked = {name: parameter(side_by_side([w[name] for w in per_seed]), name=name) for name in per_seed[0]}
+    for name, shape in [("embed-bias", (t.width,)), ("readout-bias", (2,))] + [(f"bias-{l}", (t.width,)) for l in range(t.isometry_depth)]:
+        stacked[name] = parameter(np.zeros((len(t.seeds), 1, *shape)), name=name)
+    return stacked
+
+
+def isometry_losses(w: Weights, t: Trained, stack: str, data: Dataset) -> Tensor:
+    h = tensor(data.inputs) @ w["embed"] + w["embed-bias"]
+    top = tanh_stack(h, w, t.isometry_depth, residual=stack == "residual")
+    return cross_entropy_per_model(top @ w["readout"] + w["readout-bias"], data.labels)
+
+
+def isometry_gradient(t: Trained, stack: str, data: Dataset) -> float:
+    """|gradient reaching the stack's input| / |gradient sent into its top| at initialization, geometric mean."""
+    w = isometry_weights(t, stack)
+    bottom = parameter((tensor(data.inputs) @ w["embed"]).data, name="stack.input")
+    top = tanh_stack(bottom, w, t.isometry_depth, residual=stack == "residual")
+    upstream = np.random.default_rng(t.upstream_seed).standard_normal(top.shape)
+    top.backward_with_seed(upstream)
+    assert bottom.grad is not None
+    ratios = np.sqrt(np.sum(bottom.grad**2, axis=(1, 2))) / np.sqrt(np.sum(upstream**2, axis=(1, 2)))
+    return float(np.exp(np.mean(np.log(ratios))))
+
+
+def claim_8(t: Trained, data: Dataset) -> tuple[IsometrySetup, tuple[Isometry, ...], tuple[IsometryTrained, ...]]:
+    at_init = tuple(Isometry(stack, isometry_gradient(t, stack, data)) for stack in ISOMETRY_STACKS)
+    trained = []
+    for stack in TRAINED_STACKS:
+        w = isometry_weights(t, stack)
+        history = train(lambda: isometry_losses(w, t, stack, data), Adam(list(w.values()), lr=t.learning_rate),
+                        steps=t.isometry_steps, every=t.isometry_steps, fixture="claim-8-isometry")
+        trained.append(IsometryTrained(stack, mean(history.initial), mean(history.final), float(history.final.min()),
+                                       float(history.final.max())))
+    setup = IsometrySetup(t.isometry_depth, t.width, t.learning_rate, t.isometry_steps, len(t.seeds))
+    return setup, at_init, tuple(trained)
+
+
+def decide_claim_8(rows: tuple[IsometryTrained, ...]) -> str:
+    """Refuted when the plain stack ends at or below the residual stack's loss; otherwise only this test's
+    narrower form survives (one initialization, one optimizer, one learning rate were tried)."""
+    final = {r.stack: r.final for r in rows}
+    return "does-not-hold" if final["plain-orthogonal"] <= final["residual"] else "holds-narrowly"
+
+
+@functools.lru_cache(maxsize=2)
+def trained_claims(t: Trained) -> tuple:
+    """Claims 6 to 8, measured. The same constants give the same records (the training is deterministic), so a
+    second run in one process, with other claims' constants changed, reuses them instead of training again."""
+    t.check()
+    data = t.task.dataset()
+    chance = t.task.record().chance_loss
+    return (*claim_6(t, data), *claim_7(t, data, chance), *claim_8(t, data))
+
+
 # ---------------------------------------------------------------------------- all
 def decide(trace_without_verdicts: Trace) -> tuple[Verdict, ...]:
     t = trace_without_verdicts
@@ -300,11 +571,15 @@ def decide(trace_without_verdicts: Trace) -> tuple[Verdict, ...]:
         Verdict(3, decide_claim_3(t.scaled_shortcut)),
         Verdict(4, decide_claim_4(t.quadratic_step)),
         Verdict(5, decide_claim_5(t.growth)),
+        Verdict(6, decide_claim_6(t.landscape)),
+        Verdict(7, decide_claim_7(t.plain_setup, t.plain_depths)),
+        Verdict(8, decide_claim_8(t.isometry_trained)),
     )
 
 
 def run(c: Constants = Constants()) -> Run:
     streams, growth = claim_5(c)
+    landscape, slice_points, plain_setup, plain_depths, isometry_setup, isometry, isometry_trained = trained_claims(c.trained)
     measured = Trace(
         scalar_stack=claim_1(c),
         cancelling_branch=claim_2_cancel(c),
@@ -314,6 +589,13 @@ def run(c: Constants = Constants()) -> Run:
         stream_config=StreamConfig(width=c.stream_width, seed=c.stream_seed),
         streams=streams,
         growth=growth,
+        landscape=landscape,
+        slice=slice_points,
+        plain_setup=plain_setup,
+        plain_depths=plain_depths,
+        isometry_setup=isometry_setup,
+        isometry=isometry,
+        isometry_trained=isometry_trained,
         verdicts=(),
     )
     t = dataclasses.replace(measured, verdicts=decide(measured))
@@ -330,6 +612,14 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.claim-5.slowest-allowed": SQRT_LAW_EXPONENT - c.exponent_bar,
         "DERIVED.claim-5.fastest-allowed": LINEAR_LAW_EXPONENT + c.exponent_bar,
     }
+    iso = {r.stack: r for r in t.isometry}
+    trained = {r.stack: r for r in t.isometry_trained}
+    derived.update({
+        "DERIVED.claim-6.second-differences": SLICE_POINTS - 2,
+        "DERIVED.claim-7.chance-loss": c.trained.task.record().chance_loss,
+        "DERIVED.claim-8.orthogonal-over-gaussian": iso["plain-orthogonal"].gradient / iso["plain-gaussian"].gradient,
+        "DERIVED.claim-8.plain-over-residual": trained["plain-orthogonal"].final / trained["residual"].final,
+    })
     for kind in VERDICTS:
         derived[f"DERIVED.verdicts.{kind}"] = sum(v.verdict == kind for v in t.verdicts)
     # How closely sqrt(L) times the branch norm so far tracks the stream, over the depths the slopes are fitted on.

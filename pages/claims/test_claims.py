@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 from pages.claims import fixtures as fx
-from pages.claims.figures import BOUNDED, UNBOUNDED, _stream_description
+from pages.claims.figures import BOUNDED, UNBOUNDED, _slice_description, _stream_description
 from pages.claims.trace import FAMILIES, Growth, STREAM_DEPTHS, ScaledShortcut, Trace
+from site_builder.autograd import tensor
 from site_builder.trace import format_real, format_sci
 
-from helpers import golden, nan_stops, page
+from helpers import full_precision_digests, golden, nan_stops, page
 from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 parse, render = Trace.layout.parse, Trace.layout.render
@@ -24,7 +25,9 @@ TRACE = parse(GOLDEN)
 
 def test_verdicts_are_what_the_code_decides_from_the_printed_numbers():
     assert fx.decide(TRACE) == TRACE.verdicts
-    assert [v.verdict for v in TRACE.verdicts] == ["does-not-hold", "holds-narrowly", "holds", "holds", "holds-narrowly"]
+    assert [v.verdict for v in TRACE.verdicts] == [
+        "does-not-hold", "holds-narrowly", "holds", "holds", "holds-narrowly", "does-not-hold", "does-not-hold", "holds-narrowly"
+    ]
 
 
 # ------------------------------------------------------------------ claim 1
@@ -197,7 +200,7 @@ def test_page_specific_rejections(text, line, column, words):
 
 def test_facts_name_every_verdict_and_stream(runs):
     facts = runs["claims"].facts
-    assert [facts[f"VERDICT[{n}].verdict"] for n in range(1, 6)] == [v.verdict for v in TRACE.verdicts]
+    assert [facts[f"VERDICT[{n}].verdict"] for n in range(1, 9)] == [v.verdict for v in TRACE.verdicts]
     assert facts["STREAM[linear,256].norm"] == TRACE.stream("linear")[-1].norm
     assert facts["GROWTH[tanh].exponent"] == TRACE.growth[1].exponent
     assert facts["DERIVED.claim-1.gap-rounded"] == round(TRACE.scalar_stack.log10_gap)
@@ -218,3 +221,119 @@ def test_each_panel_draws_its_own_families(runs):
     charts = runs["claims"].charts
     assert "independent: " in charts["bounded"] and "tanh: " in charts["bounded"] and "linear: " not in charts["bounded"]
     assert "linear: " in charts["unbounded"] and "tanh: " not in charts["unbounded"]
+
+
+# ------------------------------------------------------------------ claim 6
+def test_claim_6_second_differences_and_the_decision():
+    np.testing.assert_array_equal(fx.second_differences(np.array([4.0, 1.0, 0.0, 1.0, 4.0])), [2.0, 2.0, 2.0])
+    assert fx.second_differences(np.array([0.0, 1.0, 1.5]))[0] == pytest.approx(-0.5)
+    r = TRACE.landscape
+    assert fx.decide_claim_6(r) == ("does-not-hold" if r.min_second_difference < -r.bar else "holds-narrowly")
+    convex = dataclasses.replace(r, min_second_difference=-r.bar / 2, convex_along_line=True)
+    assert fx.decide_claim_6(convex) == "holds-narrowly"
+
+
+def test_claim_6_slice_is_recorded_point_by_point_with_the_trained_weights_in_the_middle():
+    r, points = TRACE.landscape, TRACE.slice
+    assert [p.alpha for p in points] == pytest.approx(list(np.linspace(-r.span, r.span, len(points))), abs=5e-7)
+    middle = points[len(points) // 2]
+    assert middle.alpha == 0.0 and middle.loss == r.trained_loss
+    assert min(p.loss for p in points) == r.trained_loss
+    d2 = fx.second_differences(np.array([p.loss for p in points]))
+    assert int(np.sum(d2 < -r.bar)) == r.bends_down  # counted from the printed losses: same count
+    assert r.min_second_difference == pytest.approx(d2.min(), rel=1e-4)
+
+
+def test_claim_6_trains_the_same_stack_as_the_degradation_page():
+    """Seed 1's residual stack of 8 blocks, trained the same way: the same final loss as the degradation page prints."""
+    degradation = golden("degradation")
+    line = next(x for x in degradation.splitlines() if x.startswith("FINAL seed=1 "))
+    assert f"residual-8={format_sci(TRACE.landscape.trained_loss)}" in line
+
+
+def test_claim_6_filter_normalization_gives_each_column_the_trained_columns_length_and_biases_none():
+    rng = np.random.default_rng(0)
+    theta = {"w": rng.standard_normal((3, 4)), "w-bias": rng.standard_normal((1, 4))}
+    d = fx.filter_normalized_direction(theta, seed=5)
+    np.testing.assert_allclose(np.linalg.norm(d["w"], axis=0), np.linalg.norm(theta["w"], axis=0), rtol=1e-14)
+    assert not d["w-bias"].any()
+
+
+def test_claim_6_slice_description_follows_the_verdict():
+    assert "bends the other way" in _slice_description(TRACE)
+    convex = dataclasses.replace(TRACE, landscape=dataclasses.replace(TRACE.landscape, convex_along_line=True))
+    assert "never bends downward" in _slice_description(convex)
+
+
+# ------------------------------------------------------------------ claim 7
+def test_claim_7_decision_needs_a_trained_stack_deeper_than_the_claim():
+    setup, rows = TRACE.plain_setup, TRACE.plain_depths
+    assert setup.claimed_layers == 3 and all(r.depth > 3 for r in rows)
+    assert setup.trained_bar == pytest.approx(math.log(2) / 10, abs=5e-7)
+    for r in rows:
+        assert r.trained == (r.final < setup.trained_bar) and r.best <= r.final <= r.worst
+    none_trained = tuple(dataclasses.replace(r, trained=False, final=1.0) for r in rows)
+    assert fx.decide_claim_7(setup, rows) == "does-not-hold"
+    assert fx.decide_claim_7(setup, none_trained) == "holds-narrowly"
+    shallow = dataclasses.replace(setup, claimed_layers=8)
+    assert fx.decide_claim_7(shallow, rows) == "holds-narrowly"  # a stack no deeper than the claimed limit does not count
+
+
+def test_claim_7_block_normalizes_then_replaces_the_stream():
+    rng = np.random.default_rng(1)
+    w = {"embed": tensor(rng.standard_normal((1, 2, 4))), "embed-bias": tensor(np.zeros((1, 1, 4))),
+         "first-0": tensor(rng.standard_normal((1, 4, 4))), "second-0": tensor(rng.standard_normal((1, 4, 4))),
+         "readout": tensor(rng.standard_normal((1, 4, 2))), "readout-bias": tensor(np.zeros((1, 1, 2)))}
+    data = fx.SPIRALS.dataset()
+    h = data.inputs @ w["embed"].data[0]
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
+    logits = np.maximum(h @ w["first-0"].data[0], 0) @ w["second-0"].data[0] @ w["readout"].data[0]
+    logp = logits - logits.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    expected = -logp[np.arange(len(data.labels)), data.labels].mean()
+    assert fx.plain_normalized_losses(w, 1, data).data[0] == pytest.approx(expected, rel=1e-12)
+
+
+# ------------------------------------------------------------------ claim 8
+def test_claim_8_orthogonal_matrices_are_orthogonal():
+    q = fx.orthogonal(np.random.default_rng(3), 16)
+    np.testing.assert_allclose(q @ q.T, np.eye(16), atol=1e-13)
+
+
+def test_claim_8_decision_compares_the_trained_losses():
+    rows = TRACE.isometry_trained
+    assert fx.decide_claim_8(rows) == "holds-narrowly"
+    matched = tuple(dataclasses.replace(r, final=1e-9) if r.stack == "plain-orthogonal" else r for r in rows)
+    assert fx.decide_claim_8(matched) == "does-not-hold"
+    assert [r.stack for r in TRACE.isometry] == ["plain-orthogonal", "plain-gaussian", "residual"]
+    assert TRACE.isometry_setup.depth == 50
+
+
+def test_claim_8_tanh_stacks_compute_what_the_page_says():
+    rng = np.random.default_rng(2)
+    h0 = rng.standard_normal((1, 3, 4))
+    w = {f"layer-{l}": tensor(rng.standard_normal((1, 4, 4))) for l in range(3)}
+    w.update({f"bias-{l}": tensor(rng.standard_normal((1, 1, 4))) for l in range(3)})
+    plain, residual = h0, h0
+    for l in range(3):
+        plain = np.tanh(plain @ w[f"layer-{l}"].data + w[f"bias-{l}"].data)
+        residual = residual + np.tanh(residual @ w[f"layer-{l}"].data + w[f"bias-{l}"].data)
+    np.testing.assert_allclose(fx.tanh_stack(tensor(h0), w, 3, residual=False).data, plain, rtol=1e-13)
+    np.testing.assert_allclose(fx.tanh_stack(tensor(h0), w, 3, residual=True).data, residual, rtol=1e-13)
+
+
+# ------------------------------------------------------------------ the training claims
+def test_a_nan_in_the_trained_claims_constants_stops_the_page():
+    assert "learning_rate" in nan_stops("claims", trained=dataclasses.replace(fx.Trained(), learning_rate=math.nan))
+    assert "noise" in nan_stops("claims", trained=dataclasses.replace(fx.Trained(), task=dataclasses.replace(fx.SPIRALS, noise=math.nan)))
+
+
+def test_a_second_run_with_other_claims_changed_reuses_the_trained_claims():
+    first = fx.trained_claims(C.trained)
+    assert fx.trained_claims(dataclasses.replace(C, claimed_gap=48).trained) is first
+
+
+@pytest.mark.slow
+def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
+    one, two = full_precision_digests("claims", 1, 2)
+    assert one == two

@@ -1,4 +1,4 @@
-"""Trace format ``claims-v2``: one group of records per claim, then one ``VERDICT`` per claim.
+"""Trace format ``claims-v3``: one group of records per claim, then one ``VERDICT`` per claim.
 
 Each verdict is decided by code from the measured records before it.
 """
@@ -8,7 +8,11 @@ from __future__ import annotations
 from site_builder.trace import Bool, Choice, Int, Real, Sci, Vector, lines, record, trace_format
 
 VERDICTS = ("holds", "does-not-hold", "holds-narrowly")
-CLAIMS = (1, 2, 3, 4, 5)
+CLAIMS = (1, 2, 3, 4, 5, 6, 7, 8)
+SLICE_POINTS = 41  # claim 6: points along the loss slice, the trained weights in the middle
+PLAIN_DEPTHS = (4, 8)  # claim 7: plain stacks deeper than the claimed limit
+ISOMETRY_STACKS = ("plain-orthogonal", "plain-gaussian", "residual")  # claim 8, measured at initialization
+TRAINED_STACKS = ("plain-orthogonal", "residual")  # claim 8, trained
 SCALED_DEPTHS = (1, 10, 50)
 FAMILIES = ("independent", "tanh", "linear")
 STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -111,13 +115,90 @@ class Growth:
     within_claim: Bool  # SQRT_LAW_EXPONENT - bar <= exponent <= LINEAR_LAW_EXPONENT + bar: "sqrt(L) or even linearly"
 
 
+@record("LANDSCAPE")
+class Landscape:
+    """Claim 6: a trained residual stack, and the loss along one filter-normalized direction through its weights."""
+
+    depth: Int
+    seed: Int
+    learning_rate: Real
+    steps: Int
+    trained_loss: Sci  # at the trained weights, the middle of the slice
+    direction_seed: Int
+    span: Real  # the slice runs from -span to +span times the direction
+    min_second_difference: Sci  # L(a - h) - 2 L(a) + L(a + h), the smallest along the slice
+    at: Real  # the a where it occurs
+    bar: Sci  # a second difference below -bar is negative beyond rounding
+    bends_down: Int  # inner points whose second difference is below -bar
+    nearest_bend: Real  # the smallest |a| among them (the slice's bowl reaches at least this far); 0 when none
+    slice_minima: Int  # points lower than both neighbours, the trained point not counted
+    convex_along_line: Bool  # min_second_difference >= -bar
+
+
+@record("SLICE", index="point")
+class SlicePoint:
+    """Claim 6: the loss at the trained weights plus ``alpha`` times the direction."""
+
+    point: Int
+    alpha: Real
+    loss: Sci
+
+
+@record("PLAIN-SETUP")
+class PlainSetup:
+    """Claim 7: plain stacks of normalized MLP blocks, h = F(LN(h)), with no residual addition."""
+
+    claimed_layers: Int  # the depth the claim says plain stacks cannot train beyond
+    width: Int
+    learning_rate: Real
+    steps: Int
+    seeds: Int
+    trained_bar: Real  # a stack trained when its mean final loss is below this (a tenth of the chance loss)
+
+
+@record("PLAIN-DEPTH", index="depth")
+class PlainDepth:
+    depth: Int
+    initial: Sci  # mean over the seeds
+    final: Sci  # mean over the seeds, after the last step
+    best: Sci  # the lowest seed's final loss
+    worst: Sci  # the highest seed's final loss
+    trained: Bool  # final < PLAIN-SETUP.trained-bar
+
+
+@record("ISOMETRY-SETUP")
+class IsometrySetup:
+    """Claim 8: tanh stacks of one depth, plain with orthogonal or Gaussian weights, and residual."""
+
+    depth: Int
+    width: Int
+    learning_rate: Real
+    steps: Int
+    seeds: Int
+
+
+@record("ISOMETRY", index="stack")
+class Isometry:
+    stack: Choice(*ISOMETRY_STACKS)
+    gradient: Sci  # |gradient reaching the input| / |gradient sent into the top| at initialization, geometric mean
+
+
+@record("ISOMETRY-TRAINED", index="stack")
+class IsometryTrained:
+    stack: Choice(*TRAINED_STACKS)
+    initial: Sci  # mean over the seeds
+    final: Sci  # mean over the seeds, after the last step
+    best: Sci
+    worst: Sci
+
+
 @record("VERDICT", index="claim")
 class Verdict:
     claim: Int
     verdict: Choice(*VERDICTS)
 
 
-@trace_format("claims-v2")
+@trace_format("claims-v3")
 class Trace:
     scalar_stack: ScalarStack
     cancelling_branch: CancellingBranch
@@ -127,6 +208,13 @@ class Trace:
     stream_config: StreamConfig
     streams: tuple[Stream, ...] = lines({"family": f, "depth": d} for f in FAMILIES for d in STREAM_DEPTHS)
     growth: tuple[Growth, ...] = lines(family=FAMILIES)
+    landscape: Landscape
+    slice: tuple[SlicePoint, ...] = lines(point=range(SLICE_POINTS))
+    plain_setup: PlainSetup
+    plain_depths: tuple[PlainDepth, ...] = lines(depth=PLAIN_DEPTHS)
+    isometry_setup: IsometrySetup
+    isometry: tuple[Isometry, ...] = lines(stack=ISOMETRY_STACKS)
+    isometry_trained: tuple[IsometryTrained, ...] = lines(stack=TRAINED_STACKS)
     verdicts: tuple[Verdict, ...] = lines(claim=CLAIMS)
 
     def verdict(self, claim: int) -> str:

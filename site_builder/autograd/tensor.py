@@ -107,7 +107,8 @@ def _check_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     inner = b[-2] if len(b) >= 2 else b[0]
     if a[-1] != inner:
         raise fail(f"inner dimensions must agree ({a[-1]} != {inner})")
-    if len(a) > 2 and len(b) > 2:  # otherwise one side has no batch axes, which always broadcasts
+    # One side without batch axes, or equal batch axes, always broadcasts; only unequal ones need the check.
+    if len(a) > 2 and len(b) > 2 and a[:-2] != b[:-2]:
         try:
             np.broadcast_shapes(a[:-2], b[:-2])
         except ValueError:
@@ -338,13 +339,13 @@ class Tensor:
             g2 = np.expand_dims(g2, -1) if b.ndim == 1 else g2
             grad_a = grad_b = None
             if need_a:
-                grad_a = unbroadcast(g2 @ np.swapaxes(b2, -1, -2), a2.shape)
+                grad_a = unbroadcast(g2 @ b2.swapaxes(-1, -2), a2.shape)
                 grad_a = grad_a.reshape(a.shape) if a.ndim == 1 else grad_a
             if need_b:
                 if b2.ndim == 2:  # one matrix for every batch row: a single product sums over all of them
                     grad_b = a2.reshape(-1, a2.shape[-1]).T @ g2.reshape(-1, g2.shape[-1])
                 else:
-                    grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)
+                    grad_b = unbroadcast(a2.swapaxes(-1, -2) @ g2, b2.shape)
                 grad_b = grad_b.reshape(b.shape) if b.ndim == 1 else grad_b
             return grad_a, grad_b
 
@@ -596,6 +597,44 @@ class Tensor:
 
 
 _new_tensor = object.__new__
+
+
+# region: concat
+def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
+    """Join tensors along ``axis`` (every other axis must agree), as ``np.concatenate`` does.
+
+    The gradient splits back into one slice per operand; a tensor listed twice
+    collects both slices.
+    """
+    parts = [Tensor._lift(t) for t in tensors]
+    if not parts:
+        raise ShapeError("concat needs at least one tensor", (), ())
+    shapes = [p.shape for p in parts]
+    ndim = len(shapes[0])
+    if ndim == 0 or any(len(s) != ndim for s in shapes):
+        raise ShapeError(
+            f"concat needs tensors with the same number of axes (at least one), got {', '.join(shape_text(s) for s in shapes)}",
+            shapes[0],
+            shapes[-1],
+        )
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"cannot concat shape {shape_text(shapes[0])} along axis {axis}: it has {ndim} axes", shapes[0], ())
+    axis %= ndim
+    for s in shapes[1:]:
+        if s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]:
+            raise ShapeError(
+                f"cannot concat shapes {shape_text(shapes[0])} and {shape_text(s)} along axis {axis}: "
+                "every other axis must agree",
+                shapes[0],
+                s,
+            )
+    ends = np.cumsum([s[axis] for s in shapes])[:-1]
+
+    def vjp(g: np.ndarray) -> list[np.ndarray]:
+        return np.split(g, ends, axis=axis)  # views of g, one per operand
+
+    return parts[0]._make(np.concatenate([p.data for p in parts], axis=axis), "concat", tuple(parts), vjp)
+# endregion: concat
 
 
 def tensor(data: object, *, name: str | None = None) -> Tensor:

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command"]
 
 _CORE = {
-    "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
+    "FIXTURE_ENVIRONMENT", "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
     "page_facts", "site_facts", "version_of", "write_golden",
 }
 
 if TYPE_CHECKING:
     from .core import (  # noqa: F401
-        FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, page_code, page_facts, refresh_command,
+        FIXTURE_ENVIRONMENT, FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, page_code, page_facts, refresh_command,
         site_facts, version_of, write_golden,
     )
 

@@ -24,6 +24,16 @@ __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline
 
 Progress = Callable[[str], None]
 
+# The fixture interpreters' environment on top of the caller's: a fixed hash seed, and one thread for the
+# BLAS and OpenMP libraries, so a fixture's floats never depend on how many cores the machine has (a
+# reduction split across threads may add in another order) and parallel page runs do not compete for cores.
+FIXTURE_ENVIRONMENT = {
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
 
 class FixtureRunError(SiteBuilderError):
     """A page's fixtures failed (an exception, NaN, a failed property, a crashed process); names the file and cause."""
@@ -325,7 +335,7 @@ class Pipeline:
         """One fresh interpreter running ``group`` in order, its answers read line by line as they come."""
         command = [sys.executable, "-m", "site_builder.pipeline.runner", str(self.project.pages_dir),
                    *(p.slug for p in group)]
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        env = {**os.environ, **FIXTURE_ENVIRONMENT}
         try:
             process = subprocess.Popen(command, cwd=self.project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        env=env, text=True, encoding="utf-8", errors="replace")

@@ -1,0 +1,97 @@
+"""Trace format ``degradation-v1``: plain and residual stacks of several depths, trained on two spirals.
+
+Losses span many orders of magnitude, so they are written in ``%.6e``. A CURVE
+line holds the mean loss over the seeds of every stack at one step, a FINAL line
+one seed's final loss of every stack; START values are means over the seeds.
+"""
+
+from __future__ import annotations
+
+from site_builder.tasks import TaskRecord
+from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
+
+DEPTHS = (2, 8, 32)
+KINDS = ("plain", "residual")
+SEEDS = (1, 2, 3)
+STEPS = 300
+EVERY = 25
+RECORDED = tuple(range(0, STEPS + 1, EVERY))
+
+Kind = Choice(*KINDS)
+
+
+@record("SETUP")
+class Setup:
+    width: Int
+    learning_rate: Real  # Adam, default betas and eps
+    steps: Int
+    every: Int
+    seeds: Int
+    degrade_factor: Real  # a stack degrades when its deepest mean final loss exceeds its shallowest's this many times
+
+
+@record("START", index=("depth", "kind"))
+class Start:
+    """At initialization, mean over the seeds."""
+
+    depth: Int
+    kind: Kind
+    branch_scale: Real  # the factor on every block's second layer on top of He's
+    stream_ratio: Real  # rms of the stream after the last block / rms after the embedding
+    loss: Sci
+
+
+def column(kind: str, depth: int) -> str:
+    """The field of a CURVE or FINAL record that holds one stack's loss: ``plain_32`` (``plain-32`` in the text)."""
+    return f"{kind}_{depth}"
+
+
+@record("CURVE", index="step")
+class Curve:
+    """The mean training loss over the seeds at one recorded step, one field per stack."""
+
+    step: Int
+    plain_2: Sci
+    residual_2: Sci
+    plain_8: Sci
+    residual_8: Sci
+    plain_32: Sci
+    residual_32: Sci
+
+
+@record("FINAL", index="seed")
+class Final:
+    """One seed's training loss after the last update, one field per stack."""
+
+    seed: Int
+    plain_2: Sci
+    residual_2: Sci
+    plain_8: Sci
+    residual_8: Sci
+    plain_32: Sci
+    residual_32: Sci
+
+
+COLUMNS = tuple(column(k, d) for d in DEPTHS for k in KINDS)
+for _record in (Curve, Final):
+    _fields = tuple(_record.__annotations__)[1:]
+    assert _fields == COLUMNS, f"{_record.__name__} must hold one field per stack, in the order of {COLUMNS}"
+
+
+@record("DEPTH-EFFECT", index="kind")
+class DepthEffect:
+    kind: Kind
+    shallow: Sci  # mean final loss at the shallowest depth
+    deep: Sci  # ... at the deepest
+    ratio: Sci  # deep / shallow
+    degrades: Bool  # ratio > SETUP.degrade-factor
+
+
+@trace_format("degradation-v1")
+class Trace:
+    task: TaskRecord
+    setup: Setup
+    starts: tuple[Start, ...] = lines({"depth": d, "kind": k} for d in DEPTHS for k in KINDS)
+    curves: tuple[Curve, ...] = lines(step=RECORDED)
+    finals: tuple[Final, ...] = lines(seed=SEEDS)
+    effects: tuple[DepthEffect, ...] = lines(kind=KINDS)
