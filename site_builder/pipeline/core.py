@@ -185,8 +185,9 @@ class Pipeline:
             self._prune({p.slug for p in everything})
         runs: dict[str, PageRun] = {}
         missing: list[Page] = []
+        stale: dict[str, float] = {}  # how long a page took when it last ran, to start the longest first
         for p in pages:
-            entry = self._cached(p, keys[p.slug]) if use_cache else None
+            entry = self._cached(p, keys[p.slug], stale) if use_cache else None
             if entry is not None:
                 try:
                     runs[p.slug] = self._page_run(p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds)
@@ -204,7 +205,8 @@ class Pipeline:
             for p in pages:  # the long-run view: which pages need no run at all
                 if p.slug in runs:
                     self.progress(f"fixtures: {p.slug} cached (ran in {runs[p.slug].seconds:.2f} s when computed)")
-            for p, answer in self._fresh_answers(missing, failed):
+            expected = {p.slug: stale[p.slug] for p in missing if p.slug in stale}
+            for p, answer in self._fresh_answers(missing, failed, expected):
                 data = answer.data
                 try:
                     run = self._page_run(p, data["trace"], data["report"], data["derived"], shared, False,
@@ -225,12 +227,13 @@ class Pipeline:
                           f"process{'' if min(self.jobs, len(missing)) == 1 else 'es'}")
         return [runs[p.slug] for p in pages if p.slug in runs]
 
-    def _fresh_answers(self, pages: list[Page], failed: dict[str, str] | None) -> list[tuple[Page, _Answer]]:
+    def _fresh_answers(self, pages: list[Page], failed: dict[str, str] | None,
+                       expected: Mapping[str, float] | None = None) -> list[tuple[Page, _Answer]]:
         """Fresh answers of ``pages``; with ``failed``, a failing page is recorded there and the others still run."""
         if failed is None:
-            return self._run_fresh(pages)
+            return self._run_fresh(pages, expected)
         try:
-            return self._run_fresh(pages)
+            return self._run_fresh(pages, expected)
         except FixtureRunError:
             out: list[tuple[Page, _Answer]] = []
             for page in pages:  # find which pages fail, and keep the others
@@ -256,13 +259,15 @@ class Pipeline:
             except OSError as exc:
                 self.warn(f"{os_error(exc, self.project.display(file), 'cannot remove a stale cache entry')}")
 
-    def _cached(self, page: Page, key: str) -> cache.Entry | None:
+    def _cached(self, page: Page, key: str, seconds: dict[str, float] | None = None) -> cache.Entry | None:
         path = cache.entry_path(self.project.cache_dir, page.slug)
         try:
             entry = cache.load(path)
         except cache.DamagedEntry as exc:
             self.warn(f"{self.project.display(path)}: damaged cache entry ({exc}); running the fixtures again")
             return None
+        if entry is not None and seconds is not None:
+            seconds[page.slug] = entry.seconds
         return entry if entry is not None and entry.key == key else None
 
     def _store(self, page: Page, entry: cache.Entry) -> None:
@@ -287,58 +292,79 @@ class Pipeline:
             figures = page_code(page, "importing figures.py", lambda: project.module(page, "figures"))
         return PageRun(page, trace_text, report, trace, dict(derived), figures, shared, cached, seconds)
 
-    def _run_fresh(self, pages: list[Page]) -> list[tuple[Page, _Answer]]:
-        """Run ``pages`` in up to ``jobs`` fresh interpreters; the answers in the order of ``pages``."""
-        groups: list[list[Page]] = [[] for _ in range(min(self.jobs, len(pages)))]
-        for i, p in enumerate(pages):
-            groups[i % len(groups)].append(p)
+    def _run_fresh(self, pages: list[Page], expected: Mapping[str, float] | None = None
+                   ) -> list[tuple[Page, _Answer]]:
+        """Run ``pages`` in up to ``jobs`` fresh interpreters; the answers in the order of ``pages``.
+
+        The interpreters take the pages one at a time from one queue, the longest first by ``expected`` (the
+        seconds a page took when it last ran), so the cores finish together instead of one waiting for another.
+        The first failure stops every interpreter taking further pages.
+        """
+        expected = expected or {}
+        queue = sorted(pages, key=lambda p: -expected.get(p.slug, 0.0))  # stable: navigation order for ties
+        queue.reverse()  # popped from the end
         answers: dict[str, _Answer] = {}
         failures: list[str] = []
         lock = threading.Lock()
+        stop = threading.Event()
 
-        def work(group: list[Page]) -> None:
+        def take() -> Page | None:
+            with lock:
+                if stop.is_set() or not queue:
+                    return None
+                return queue.pop()
+
+        def work() -> None:
             try:
-                for slug, answer in self._interpreter(group):
+                for slug, answer in self._interpreter(take):
                     with lock:
                         answers[slug] = answer
                         if answer.ok:
                             self.progress(f"fixtures: {slug} ran in {answer.data['seconds']:.2f} s")
                         else:
+                            stop.set()
                             self.progress(f"fixtures: {slug} failed")
             except FixtureRunError as exc:
                 with lock:
+                    stop.set()
                     failures.append(str(exc))
 
-        threads = [threading.Thread(target=work, args=(g,), daemon=True) for g in groups[1:]]
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(min(self.jobs, len(pages)) - 1)]
         try:
             for t in threads:
                 t.start()
-            work(groups[0])
+            work()
             for t in threads:
                 t.join()
         except BaseException:
             self._stop_all()  # interrupted (Ctrl-C, SIGTERM): no fixture process outlives the build
             raise
-        out: list[tuple[Page, _Answer]] = []
         for p in pages:  # the first page (in navigation order) that failed is the one reported
             answer = answers.get(p.slug)
-            if answer is None:
-                raise FixtureRunError(failures[0] if failures else f"pages/{p.slug}: the fixtures gave no answer")
-            if not answer.ok:
+            if answer is not None and not answer.ok:
                 d = answer.data
                 where = f"{d['file']}:{d['line']}: " if d.get("file") else f"{self.project.display(p.folder)}: "
                 raise FixtureRunError(f"{where}{d['message']} (page {p.slug})")
+        if failures:
+            raise FixtureRunError(failures[0])
+        out: list[tuple[Page, _Answer]] = []
+        for p in pages:
+            answer = answers.get(p.slug)
+            if answer is None:
+                raise FixtureRunError(f"pages/{p.slug}: the fixtures gave no answer")
             out.append((p, answer))
         return out
 
-    def _interpreter(self, group: list[Page]) -> list[tuple[str, _Answer]]:
-        """One fresh interpreter running ``group`` in order, its answers read line by line as they come."""
-        command = [sys.executable, "-m", "site_builder.pipeline.runner", str(self.project.pages_dir),
-                   *(p.slug for p in group)]
+    def _interpreter(self, take: Callable[[], Page | None]) -> list[tuple[str, _Answer]]:
+        """One fresh interpreter running the pages ``take`` gives, one at a time, each answer read as it comes."""
+        first = take()
+        if first is None:
+            return []
+        command = [sys.executable, "-m", "site_builder.pipeline.runner", str(self.project.pages_dir), "-"]
         env = {**os.environ, **FIXTURE_ENVIRONMENT}
         try:
-            process = subprocess.Popen(command, cwd=self.project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       env=env, text=True, encoding="utf-8", errors="replace")
+            process = subprocess.Popen(command, cwd=self.project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=env, text=True, encoding="utf-8", errors="replace")
         except OSError as exc:
             raise FixtureRunError(f"cannot start the fixture interpreter {sys.executable}: {exc.strerror or exc}") from None
         with self._lock:
@@ -347,20 +373,42 @@ class Pipeline:
         reader = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
         reader.start()
         out: list[tuple[str, _Answer]] = []
-        assert process.stdout is not None
-        for line in process.stdout:
-            try:
-                data = json.loads(line)
-            except ValueError:
-                continue
-            out.append((data["slug"], _Answer(bool(data.get("ok")), data)))
-            if not data.get("ok"):
-                break
+        assert process.stdin is not None and process.stdout is not None
+        page: Page | None = first
+        pending: str | None = None
+        try:
+            while page is not None:
+                pending = page.slug
+                try:
+                    process.stdin.write(page.slug + "\n")
+                    process.stdin.flush()
+                except OSError:
+                    break  # the interpreter is gone: said below
+                data = None
+                for line in process.stdout:
+                    try:
+                        data = json.loads(line)
+                        break
+                    except ValueError:
+                        continue
+                if data is None:
+                    break
+                pending = None
+                out.append((data["slug"], _Answer(bool(data.get("ok")), data)))
+                if not data.get("ok"):
+                    break
+                page = take()
+        except BaseException:
+            self._stop_all()  # interrupted (Ctrl-C, SIGTERM) while waiting for an answer: kill, never wait
+            raise
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
         process.stdout.close()
         code = process.wait()
         reader.join()
-        if len(out) < len(group) and (not out or out[-1][1].ok):
-            pending = [p.slug for p in group[len(out):]]
+        if pending is not None:
             if code < 0:
                 try:
                     how = f"was killed by signal {signal.Signals(-code).name}"
@@ -370,7 +418,7 @@ class Pipeline:
                 how = f"exited with status {code}"
             last = [line for line in "".join(errors).strip().splitlines() if line.strip()][-1:] or ["no output"]
             raise FixtureRunError(
-                f"pages/{pending[0]}: the fixture process {how} while running page {pending[0]}: {shown(last[0], 300)}"
+                f"pages/{pending}: the fixture process {how} while running page {pending}: {shown(last[0], 300)}"
             )
         return out
 

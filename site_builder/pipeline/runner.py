@@ -1,5 +1,8 @@
 """``python -m site_builder.pipeline.runner PAGES_DIR SLUG...``: run pages' fixtures in a fresh interpreter.
 
+With ``-`` instead of the slugs, the slugs are read from standard input, one line each, until it closes: the
+build hands each interpreter its next page as the last one finishes.
+
 Each page's answer is written to standard output as one JSON line as soon as
 that page finishes, so the build can report progress; anything the fixtures
 print goes to standard error instead. An answer is either::
@@ -114,6 +117,8 @@ def main(argv: list[str]) -> int:
     sys.stdout = sys.stderr  # fixtures that print must not corrupt the answers
     folder = Path(pages_dir).resolve()
     project = Project(folder.parent, folder, folder.parent / "templates", folder.parent / "docs", folder.parent / ".cache")
+    if slugs == ["-"]:  # the slugs come one line at a time on standard input, each after the last answer
+        slugs = iter(lambda: sys.stdin.readline().strip(), "")  # type: ignore[assignment]
     for slug in slugs:
         out.write(json.dumps(answer(project, slug), allow_nan=False) + "\n")
         out.flush()
