@@ -369,3 +369,17 @@ def test_with_only_the_fixture_entries_kept_keys_need_no_parse_and_new_bytes_are
     fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\nimport json\n", encoding="utf-8")
     assert cache.page_keys(project, project.pages(), lambda line: None) != first
     assert parsed == [str(fixtures)], "only the file whose bytes changed"
+
+
+def test_pages_run_longest_first_by_the_seconds_they_took_last_time(tmp_path):
+    project = project_with(tmp_path, "ch24", "path_expansion")
+    Log().pipeline(project).run()
+    for slug, seconds in (("ch24", 0.01), ("path_expansion", 9.0)):  # stale keys, known durations
+        path = cache.entry_path(project.cache_dir, slug)
+        entry = cache.load(path)
+        cache.store(path, cache.Entry("stale", entry.trace, entry.report, entry.derived, seconds, entry.imports))
+    log = Log()
+    runs = log.pipeline(project, jobs=1).run()
+    assert [r.page.slug for r in runs] == ["ch24", "path_expansion"], "answers stay in navigation order"
+    ran = [line.split()[1] for line in log.progress if line.startswith("fixtures: ") and " ran in " in line]
+    assert ran == ["path_expansion", "ch24"], log.progress
