@@ -4,7 +4,7 @@
 repository (the same command ``make site`` runs, into a temporary folder).
 Tests read it; none may write to it. ``server`` serves it on 127.0.0.1 and
 ``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
-(one fresh run of every page's fixtures) for the test file that asks for it.
+(every page's run: a fixture entry proven current, or a fresh run) for the test file that asks for it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def runs():
 
 @pytest.fixture(scope="module")
 def prepared():
-    """What ``site-builder check`` compares a site against: fresh facts and sources of every page."""
+    """What ``site-builder check`` compares a site against: every page's facts (as the check takes them) and sources."""
     from site_builder import check
 
     return check.setup(PROJECT)
