@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Callable
 
@@ -70,6 +72,7 @@ class Roots:
         self.pages_name = Path(pages_dir).resolve().name
         self._resolved: dict[str, list[Path]] = {}
         self._digests: dict[Path, bytes] = {}
+        self._edges: dict[Path, tuple[list[Path], str | None]] = {}
         self.memo = ImportMemo(memo)
 
     def digest(self, file: Path) -> bytes:
@@ -81,6 +84,29 @@ class Roots:
 
     def imports(self, file: Path, module: str) -> tuple[str, ...]:
         return self.memo.imports(file, self.digest(file), module, file.name == "__init__.py")
+
+    def dependencies(self, file: Path) -> list[Path]:
+        """The files of our own code that ``file`` imports, found once per build however many pages share it
+        (each page still counts the file's import list as used, for its fixture entry)."""
+        found = self._edges.get(file)
+        if found is not None:
+            deps, key = found
+            if key is not None:
+                self.memo.used.add(key)
+                self.memo.used_ever.add(key)
+            return deps
+        deps, key = [], None
+        module = self.module_name(file)
+        if module is not None:
+            try:
+                names = self.imports(file, module)
+                key = self.memo.key(self.digest(file), module, file.name == "__init__.py")
+            except (SyntaxError, ValueError):
+                names = ()  # the file's bytes are in the key; running the fixtures names the error with its line
+            for name in names:
+                deps += self.resolve(name)
+        self._edges[file] = (deps, key)
+        return deps
 
     def resolve(self, name: str) -> list[Path]:
         """The files executed when ``name`` is imported: each package ``__init__`` on the way, then the module."""
@@ -219,10 +245,14 @@ class ImportMemo:
                 self.entries[key] = list(names)
                 self.changed = True
 
+    @staticmethod
+    def key(digest: bytes, module: str, is_package: bool) -> str:
+        return f"{digest.hex()}:{module}:{int(is_package)}"
+
     def imports(self, file: Path, digest: bytes, module: str, is_package: bool) -> tuple[str, ...]:
         if not self.loaded:
             self._load()
-        key = f"{digest.hex()}:{module}:{int(is_package)}"
+        key = self.key(digest, module, is_package)
         self.used.add(key)
         self.used_ever.add(key)
         found = self.entries.get(key)
@@ -274,22 +304,14 @@ def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = 
         if file in seen:
             continue
         seen.add(file)
-        module = roots.module_name(file)
-        if module is None:
-            continue
-        try:
-            names = roots.imports(file, module)
-        except (SyntaxError, ValueError):
-            continue  # the file's bytes are in the key; running the fixtures names the error with its line
+        todo += [f for f in roots.dependencies(file) if f not in seen]
+    data: list[Path] = []
+    for folder, dirs, names in os.walk(page_folder):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", "golden")]
         for name in names:
-            todo += [f for f in roots.resolve(name) if f not in seen]
-    data = [
-        p
-        for p in page_folder.rglob("*")
-        if p.is_file()
-        and p.suffix not in (".py", ".pyc")
-        and "__pycache__" not in p.parts
-        and "golden" not in p.relative_to(page_folder).parts
-        and not any(p.match(pattern) for pattern in RENDER_SIDE)
-    ]
+            if name.endswith((".py", ".pyc")) or any(fnmatch(name, pattern) for pattern in RENDER_SIDE):
+                continue  # sources (followed through their imports) and what the build reads after the run
+            path = Path(folder) / name
+            if path.is_file():
+                data.append(path)
     return sorted(seen | set(data))
