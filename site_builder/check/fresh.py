@@ -109,6 +109,11 @@ def collect(project: Project, pipeline: Pipeline | None = None) -> Fresh:
                 runs.append(pipeline.run([page], use_cache=False)[0])
             except SiteBuilderError as exc:
                 runs.append(str(exc))
+    return fresh_from(project, pages, runs)
+
+
+def fresh_from(project: Project, pages: Sequence[Page], runs: Sequence[PageRun | str]) -> Fresh:
+    """The check's view of ``pages`` given their runs (a run that failed is its one-line error)."""
     out: list[FreshPage] = []
     for page, run in zip(pages, runs):
         if isinstance(run, str):
