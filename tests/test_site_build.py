@@ -374,11 +374,18 @@ PREVIOUS = "<p>the previous site</p>\n"
 
 
 class Project:
-    """A copy of mkdocs.yml, docs/, overrides/, templates/ and pages/, with a site/ that holds a previous build."""
+    """A copy of mkdocs.yml, docs/, overrides/, templates/ and pages/, with a site/ that holds a previous build.
+
+    Its cache starts with the repository's fixture results (the session's build filled them), so a copy runs
+    only the fixtures a test changes; its compiled templates and diagrams start cold.
+    """
 
     def __init__(self, root: Path, cache: Path):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        seed = ROOT / ".cache" / "fixtures"
+        if seed.is_dir() and not (cache / "fixtures").exists():
+            shutil.copytree(seed, cache / "fixtures")
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
         for folder in ("docs", "overrides", "templates", "pages"):
             shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
