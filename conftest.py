@@ -4,15 +4,26 @@
 repository (the same command ``make site`` runs, into a temporary folder).
 Tests read it; none may write to it. ``server`` serves it on 127.0.0.1 and
 ``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
-(every page's run: a fixture entry proven current, or a fresh run) for the test file that asks for it.
+(one fresh run of every page's fixtures) for the test file that asks for it.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+
+# Tests that run fixtures in this process compare them with goldens written by the fixture interpreters,
+# so this process computes as those do: the same BLAS threads and the same NumPy and OpenBLAS code paths.
+# The variables only work if they are set before NumPy is first imported.
+from site_builder.pipeline import FIXTURE_ENVIRONMENT  # noqa: E402 (imports nothing numerical)
+
+if "numpy" in sys.modules:
+    raise RuntimeError("NumPy was imported before conftest.py could pin its code paths; run the tests with pytest")
+os.environ.update(FIXTURE_ENVIRONMENT)
+
 import functools
 import http.server
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -53,14 +64,16 @@ def runs():
 
 
 @pytest.fixture(scope="module")
-def prepared():
-    """What ``site-builder check`` compares a site against: every page's facts (as the check takes them) and sources."""
+def prepared(runs):
+    """What ``site-builder check`` compares a site against: every page's fresh run (the session's) and sources."""
     from site_builder import check
+    from site_builder.check.fresh import fresh_from
 
-    return check.setup(PROJECT)
+    pages = PROJECT.pages()
+    return check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages]))
 
 
-SLOW_FIXTURES = {"site_build", "built_site", "site_copy", "project", "browser", "server"}
+SLOW_FIXTURES = {"site_build", "built_site", "site_copy", "project", "browser", "server", "shared_cache", "own_cache"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

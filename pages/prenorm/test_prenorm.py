@@ -112,12 +112,12 @@ def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
         assert getattr(TRACE.curves[-1], name) == pytest.approx(mean, rel=1e-5)
 
 
-def test_what_was_measured_post_norm_grows_toward_the_output_and_fails_to_train_deep():
+def test_what_was_measured_post_norm_grows_toward_the_output_and_trains_far_worse_deep():
     """Not a law: what this set-up measured. A change that flips it flips the page's words, and this test says so."""
     deep = [p for p in TRACE.profiles if p.depth == max(PROFILE_DEPTHS)]
     assert deep[-1].post > deep[0].post and deep[-1].pre < deep[0].pre
     last = TRACE.curves[-1]
-    assert last.pre_24 < 0.01 < TRACE.task.chance_loss < last.post_24
+    assert last.pre_24 < 0.01 and last.post_24 > 0.1 > 10 * last.pre_24
 
 
 @pytest.mark.parametrize("field", ["learning_rate", "eps"])

@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..pipeline import Pipeline, version_of
+from ..pipeline import PageRun, Pipeline, version_of
 from ..pipeline.golden import compare
 from ..project import Page, Project, served_folder
 from ..trace import layout_of
@@ -100,12 +100,17 @@ def collect(project: Project, pipeline: Pipeline | None = None, *, fresh: bool =
     pipeline = pipeline or Pipeline(project, warn=lambda line: None)
     pages = project.pages()
     failed: dict[str, str] = {}
-    runs = {run.page.slug: run for run in pipeline.run(pages, use_cache=not fresh, failed=failed)}
+    found = {run.page.slug: run for run in pipeline.run(pages, use_cache=not fresh, failed=failed)}
+    runs = [found.get(p.slug) or failed.get(p.slug, "the fixtures gave no answer") for p in pages]
+    return fresh_from(project, pages, runs)
+
+
+def fresh_from(project: Project, pages: Sequence[Page], runs: Sequence[PageRun | str]) -> Fresh:
+    """The check's view of ``pages`` given their runs (a run that failed is its one-line error)."""
     out: list[FreshPage] = []
-    for page in pages:
-        run = runs.get(page.slug)
-        if run is None:
-            out.append(FreshPage(page, None, failed.get(page.slug, "the fixtures gave no answer")))
+    for page, run in zip(pages, runs):
+        if isinstance(run, str):
+            out.append(FreshPage(page, None, run))
             continue
         keys = layout_of(project.module(page, "trace").Trace).keys()
         out.append(FreshPage(page, run, None, keys, page.download_names(version_of(project, page))))

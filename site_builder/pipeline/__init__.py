@@ -25,14 +25,31 @@ from typing import TYPE_CHECKING, Any
 
 __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command"]
 
+# The fixture interpreters' environment on top of the caller's: a fixed hash seed, and one thread for the
+# BLAS and OpenMP libraries, so a fixture's floats never depend on how many cores the machine has (a
+# reduction split across threads may add in another order) and parallel page runs do not compete for cores.
+# The floats must not depend on the processor either: NumPy picks its exp, tanh, log and reductions, and
+# OpenBLAS its matrix kernels, by the instructions the processor has, and each choice rounds a last bit
+# differently, which hundreds of training steps turn into a different printed digit. So both libraries are
+# held to one level every x86-64 processor of the last decade has (x86-64-v3: AVX2 and FMA, Haswell's
+# kernels); a trace written here is written the same on any such machine.
+FIXTURE_ENVIRONMENT = {
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR",
+    "OPENBLAS_CORETYPE": "Haswell",
+}
+
 _CORE = {
-    "FIXTURE_ENVIRONMENT", "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
+    "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
     "page_facts", "site_facts", "version_of", "write_golden",
 }
 
 if TYPE_CHECKING:
     from .core import (  # noqa: F401
-        FIXTURE_ENVIRONMENT, FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, page_code, page_facts, refresh_command,
+        FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, page_code, page_facts, refresh_command,
         site_facts, version_of, write_golden,
     )
 

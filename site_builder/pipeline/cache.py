@@ -2,7 +2,8 @@
 
 An entry is ``.cache/fixtures/<slug>.json``: a first line with the SHA-256 of
 the rest, then a JSON object holding the key it was made for (the hash of
-every source file the fixtures depend on, the Python and NumPy versions), the
+every source file the fixtures depend on, the Python and NumPy versions, the
+environment the fixture interpreters run in), the
 trace and report texts, the derived values and how long the run took. An entry
 whose hash does not match its bytes, that does not parse, or that was made for
 another key is never used: the page runs again and the entry is replaced. Only
@@ -20,6 +21,7 @@ from typing import Any, Mapping
 
 from ..errors import os_error
 from ..files import Foreign, seal, unseal, write_atomic
+from . import FIXTURE_ENVIRONMENT
 from .sources import Roots, distributions, fixture_sources
 
 CACHE_FORMAT = "site-builder fixture cache 2"
@@ -49,7 +51,8 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
     """SHA-256 over the fixtures' source files (paths and bytes) and the interpreter and NumPy versions."""
     roots = roots or Roots(pages_dir)
     digest = hashlib.sha256(CACHE_FORMAT.encode())
-    for part in (page_folder.name, sys.version, _numpy_version()):
+    # The environment the fixture interpreters run in decides their floats too (threads, CPU code paths).
+    for part in (page_folder.name, sys.version, _numpy_version(), json.dumps(FIXTURE_ENVIRONMENT, sort_keys=True)):
         digest.update(part.encode("utf-8") + b"\0")
     base = Path(pages_dir).resolve().parent
     for file in fixture_sources(page_folder, pages_dir, roots):

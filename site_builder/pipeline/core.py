@@ -17,22 +17,13 @@ from typing import Any, Callable, Mapping, Sequence
 from ..errors import FileAccessError, SiteBuilderError, os_error, shown
 from ..project import Page, Project, refresh_pages
 from ..trace import TraceParseError, layout_of
-from . import cache
+from . import FIXTURE_ENVIRONMENT, cache
 from .golden import GoldenError, GoldenIssue, compare, refresh_command
 
 __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command"]
 
 Progress = Callable[[str], None]
 
-# The fixture interpreters' environment on top of the caller's: a fixed hash seed, and one thread for the
-# BLAS and OpenMP libraries, so a fixture's floats never depend on how many cores the machine has (a
-# reduction split across threads may add in another order) and parallel page runs do not compete for cores.
-FIXTURE_ENVIRONMENT = {
-    "PYTHONHASHSEED": "0",
-    "OPENBLAS_NUM_THREADS": "1",
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
 
 
 class FixtureRunError(SiteBuilderError):
