@@ -892,15 +892,18 @@ def test_a_site_that_cannot_be_written_is_one_line_and_the_old_site_stays(tmp_pa
 @pytest.mark.slow
 def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_succeeds(tmp_path):
     project = Project(tmp_path / "copy", tmp_path / "cache")
+    before = {p for p in (tmp_path / "cache").rglob("*") if p.is_file()}  # the fixture results it starts from
     done = project.build(**faults({"op": "write", "match": f"{tmp_path}/cache/*", "errno": "ENOSPC"}))
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
-    assert len(warned) == 6, warned
-    for kind in ("fixture cache", "compiled-template cache", "diagram cache", "rendered-page cache",
-                 "import-list cache", "number-scan cache"):
+    kinds = ["compiled-template cache", "diagram cache", "rendered-page cache", "import-list cache", "number-scan cache"]
+    if "fixtures: " in done.stderr:  # fixtures ran (their results were not all there to start from)
+        kinds.append("fixture cache")
+    assert len(warned) == len(kinds), warned
+    for kind in kinds:
         assert any(f"cannot write the {kind}: no space left on the device" in line for line in warned), warned
     assert new_site(project)
-    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()], "nothing half-written"
+    assert {p for p in (tmp_path / "cache").rglob("*") if p.is_file()} == before, "nothing half-written"
     read_only = Project(tmp_path / "copy2", tmp_path / "cache2")
     done = read_only.build(**faults({"op": "mkdir", "match": f"{tmp_path}/cache2*", "errno": "EROFS"}))
     assert done.returncode == 0, done.stdout + done.stderr
