@@ -117,6 +117,9 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .pipeline import pin_numeric_environment
+
+    pin_numeric_environment()
     args = parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
     try:

@@ -299,6 +299,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     @event_priority(100)
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        from .pipeline import pin_numeric_environment
+
+        pin_numeric_environment()  # page code this process runs computes as the fixture interpreters do
         self._cleanup()
         root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.project = Project.at(

@@ -42,6 +42,21 @@ FIXTURE_ENVIRONMENT = {
     "OPENBLAS_CORETYPE": "Haswell",
 }
 
+
+
+def pin_numeric_environment() -> bool:
+    """Have this process compute as the fixture interpreters do (the page code it runs itself: traces read back,
+    chart facts, charts), by setting :data:`FIXTURE_ENVIRONMENT` before NumPy is first imported; it also spares
+    the process OpenBLAS's pool of threads. False when NumPy was imported already (nothing can be pinned then)."""
+    import os
+    import sys
+
+    if "numpy" in sys.modules:
+        return False
+    os.environ.update(FIXTURE_ENVIRONMENT)
+    return True
+
+
 _CORE = {
     "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
     "page_facts", "site_facts", "version_of", "write_golden",
