@@ -59,11 +59,17 @@ _SEP = "\n"  # between blocks: numbers never run across it
 _HOLE = "\ue000"  # where a verified element (data-trace, data-source) sat
 
 
+_LOCALS: dict[Any, str] = {}  # tag -> local name: a page asks this for every element, several times
+
+
 def local(tag: Any) -> str:
     """Tag name without namespace; '' for comments and processing instructions."""
-    if not isinstance(tag, str):
-        return ""
-    return _local(tag)
+    found = _LOCALS.get(tag)
+    if found is None:
+        found = _local(tag) if isinstance(tag, str) else ""
+        if len(_LOCALS) < 4096:  # a page inventing tag names cannot grow it without bound
+            _LOCALS[tag] = found
+    return found
 
 
 @lru_cache(maxsize=512)
