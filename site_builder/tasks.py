@@ -30,7 +30,7 @@ import numpy as np
 from .autograd import Tensor, parameter, tensor
 from .nn import Optimizer, log_softmax
 from .run import FixtureError
-from .trace import Int, Real, record
+from .task_record import TaskRecord
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,6 @@ def two_spirals(points_per_arm: int, *, turns: float, noise: float, seed: int, i
     labels = np.repeat(np.arange(2), points_per_arm)
     return Dataset(np.concatenate(arms), labels, 2)
 # endregion: two-spirals
-
-
-@record("TASK")
-class TaskRecord:
-    """The task as a trace records it: the spirals' constants, and the loss of a model that has learned nothing."""
-
-    points_per_arm: Int
-    turns: Real
-    noise: Real
-    inner_radius: Real
-    seed: Int
-    chance_loss: Real  # ln 2: both classes get the same score
 
 
 @dataclass(frozen=True)

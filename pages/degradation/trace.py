@@ -7,7 +7,7 @@ one seed's final loss of every stack; START values are means over the seeds.
 
 from __future__ import annotations
 
-from site_builder.tasks import TaskRecord
+from site_builder.task_record import TaskRecord
 from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
 
 DEPTHS = (2, 8, 32)

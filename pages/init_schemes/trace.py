@@ -8,7 +8,7 @@ and FINAL lines hold training losses at the trained depth, one field per scheme.
 
 from __future__ import annotations
 
-from site_builder.tasks import TaskRecord
+from site_builder.task_record import TaskRecord
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
 
 SCHEMES = ("he", "zero-last", "rezero", "fixup", "scaled-last")

@@ -10,7 +10,7 @@ per layout and depth trained.
 
 from __future__ import annotations
 
-from site_builder.tasks import TaskRecord
+from site_builder.task_record import TaskRecord
 from site_builder.trace import Int, Real, Sci, lines, record, trace_format
 
 LAYOUTS = ("pre", "post")

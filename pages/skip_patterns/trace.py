@@ -9,7 +9,7 @@ trained depth, one field per pattern.
 
 from __future__ import annotations
 
-from site_builder.tasks import TaskRecord
+from site_builder.task_record import TaskRecord
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
 
 PATTERNS = ("residual", "highway", "dense")
