@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .autograd import Tensor, parameter, tensor
 from .nn import Optimizer, log_softmax
 from .run import FixtureError
-from .trace import Int, Real, record
+from .trace import Int, Real, Sci, record
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,29 @@ class TaskRecord:
     inner_radius: Real
     seed: Int
     chance_loss: Real  # ln 2: both classes get the same score
+
+
+def loss_records(columns: Sequence[str], *, per: str, module: str) -> tuple[Any, Any]:
+    """A training page's CURVE and FINAL records, declared in ``module``: after the step or the seed that tells
+    their lines apart, one loss (``Sci``) per trained stack, a field per name in ``columns`` in that order.
+
+    CURVE (one line per recorded step) holds the mean training loss over the seeds at that step; FINAL (one line
+    per seed) that seed's training loss after the last update.
+    """
+
+    def declare(name: str, kind: str, index: str, doc: str) -> Any:
+        namespace = {
+            "__module__": module,
+            "__qualname__": name,
+            "__doc__": doc,
+            "__annotations__": {index: Int, **{column: Sci for column in columns}},
+        }
+        return record(kind, index=index)(type(name, (), namespace))
+
+    return (
+        declare("Curve", "CURVE", "step", f"The mean training loss over the seeds at one recorded step, one field per {per}."),
+        declare("Final", "FINAL", "seed", f"One seed's training loss after the last update, one field per {per}."),
+    )
 
 
 @dataclass(frozen=True)
