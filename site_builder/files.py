@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from .errors import os_error
+
+T = TypeVar("T")
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
@@ -126,3 +132,34 @@ def unseal(raw: bytes) -> bytes | None:
     if not hmac.compare_digest(mac, _mac(body)):
         raise Foreign()
     return body
+
+
+class DamagedEntry(Exception):
+    """A cache entry that cannot be trusted; the message says why."""
+
+
+def load_sealed(path: Path, parse: Callable[[Any], T | None], holds: str) -> T | None:
+    """The entry at ``path``, read by ``parse`` from its JSON body; None when there is none or it is not this user's.
+
+    Raises :class:`DamagedEntry` when it cannot be trusted: a folder, unreadable, cut or changed, or a body that
+    ``parse`` cannot read (a ValueError, KeyError, TypeError or AttributeError: "it does not hold ``holds``").
+    ``parse`` returns None for an entry that is whole but of another format.
+    """
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no entry (or no cache folder: writing one says why)
+    except IsADirectoryError:
+        raise DamagedEntry("it is a folder, not a file") from None
+    except OSError as exc:
+        raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
+    try:
+        body = unseal(raw)
+    except Foreign:
+        return None  # whole, but not sealed with this user's key (forged, or another user's): run again
+    if body is None:
+        raise DamagedEntry("its content does not match its checksum")
+    try:
+        return parse(json.loads(body.decode("utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise DamagedEntry(f"it does not hold {holds} ({type(exc).__name__})") from None

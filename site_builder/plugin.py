@@ -106,17 +106,23 @@ def _fail(message: str) -> PluginError:
     return PluginError(f"{NAME}: {shown(message, 2000)}")
 
 
+def _own_logger(name: str, level: int, label: str) -> logging.Logger:
+    """A logger outside MkDocs's that writes to stderr in MkDocs's look (``label`` before each message), so
+    neither --strict nor ``mkdocs serve`` counts what it says."""
+    logger = logging.getLogger(name)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(f"{label}%(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+        logger.setLevel(level)
+    return logger
+
+
 def _notices() -> logging.Logger:
     """Where cache repairs and leftovers are reported: shown like MkDocs's warnings, outside its logger, so
     --strict does not count them (they say nothing about the site being built)."""
-    logger = logging.getLogger("site_builder.notices")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("WARNING -  %(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
-        logger.setLevel(logging.WARNING)
-    return logger
+    return _own_logger("site_builder.notices", logging.WARNING, "WARNING -  ")
 
 
 class CacheNotices:
@@ -145,14 +151,7 @@ def notice(line: str) -> None:
 def _serve_errors() -> logging.Logger:
     """Where ``mkdocs serve`` reports a page that failed to build: an error line outside MkDocs's logger, so a
     served site is never held back by it (the page itself shows the error)."""
-    logger = logging.getLogger("site_builder.serve_errors")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("ERROR   -  %(message)s"))
-        logger.addHandler(handler)
-        logger.propagate = False
-        logger.setLevel(logging.ERROR)
-    return logger
+    return _own_logger("site_builder.serve_errors", logging.ERROR, "ERROR   -  ")
 
 
 @dataclass

@@ -44,6 +44,16 @@ class Run:
     report: str | None = None
 
 
+def check_constants(fixture: str, constants: Any, *names: str) -> None:
+    """Stop ``fixture`` before it computes anything when one of the named constants is not a finite number."""
+    import math
+
+    for name in names:
+        value = getattr(constants, name)
+        if not math.isfinite(value):
+            raise FixtureError(fixture, f"the constant {name} is {value!r}, not a finite number")
+
+
 def finite(fixture: str, what: str, value: Any) -> Any:
     """``value`` as a float64 array, after checking that no entry is NaN or infinite (NaN named first).
 

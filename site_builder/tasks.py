@@ -30,7 +30,7 @@ import numpy as np
 from .autograd import Tensor, parameter, tensor
 from .nn import Optimizer, log_softmax
 from .run import FixtureError
-from .task_record import TaskRecord
+from .training_trace import TaskRecord
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,27 @@ def draw_ends(rng: np.random.Generator, *, inputs: int, width: int, classes: int
     embed = rng.standard_normal((inputs, width)) * he_std(inputs, after_relu=False)
     readout = rng.standard_normal((width, classes)) * he_std(width, after_relu=False)
     return EndsDraw(embed, readout)
+
+
+@dataclass(frozen=True)
+class BlockDraws:
+    """One seed's embedding and read-out, then both weights of every block ``F(h) = ReLU(h W1) W2``, drawn in that order."""
+
+    ends: EndsDraw
+    first: tuple[np.ndarray, ...]  # [width, width], reads the stream: He without the ReLU factor
+    second: tuple[np.ndarray, ...]  # [width, width], reads a ReLU's output: He with it
+
+
+def block_draws(seed: int, *, width: int, blocks: int) -> BlockDraws:
+    """The draws of ``np.random.default_rng(seed)`` for a stack of ``blocks`` blocks on a stream of ``width``
+    (two inputs, two classes); a stack of fewer blocks uses the first ones, so every depth starts alike."""
+    rng = np.random.default_rng(seed)
+    ends = draw_ends(rng, inputs=2, width=width, classes=2)
+    first, second = [], []
+    for _ in range(blocks):
+        first.append(rng.standard_normal((width, width)) * he_std(width, after_relu=False))
+        second.append(rng.standard_normal((width, width)) * he_std(width, after_relu=True))
+    return BlockDraws(ends, tuple(first), tuple(second))
 
 
 def side_by_side(arrays: Sequence[np.ndarray]) -> np.ndarray:

@@ -98,6 +98,26 @@ def nan_stops(slug: str, **changes: Any) -> str:
     return message
 
 
+def nan_spirals_stop(slug: str, field: str) -> str:
+    """The message that stops a training page whose spirals get a NaN ``field`` (see :func:`nan_stops`)."""
+    import dataclasses
+    import math
+
+    from site_builder.tasks import SPIRALS
+
+    return nan_stops(slug, task=dataclasses.replace(SPIRALS, **{field: math.nan}))
+
+
+def assert_curve_ends_are_seed_means(trace: Any, columns: tuple[str, ...]) -> None:
+    """A training trace's last CURVE line holds, for every stack, the mean of the seeds' FINAL losses."""
+    import numpy as np
+    import pytest
+
+    for name in columns:
+        mean = np.mean([getattr(f, name) for f in trace.finals])
+        assert getattr(trace.curves[-1], name) == pytest.approx(mean, rel=1e-5), name
+
+
 # A fresh interpreter runs a page's fixtures and prints one SHA-256 over every value they produced at full
 # precision: the float64 bytes of each number of the trace (before it is rounded into text) and of the derived
 # values, with their names and the trace's words.
@@ -130,6 +150,12 @@ for key in sorted(run.derived):
         digest.update(part)
 print(digest.hexdigest())
 """
+
+
+def assert_same_bits_with_one_or_two_threads(slug: str) -> None:
+    """Two fresh processes, one with one BLAS thread and one with two, run a page's fixtures to the same bits."""
+    one, two = full_precision_digests(slug, 1, 2)
+    assert one == two
 
 
 def full_precision_digests(slug: str, *thread_counts: int) -> list[str]:

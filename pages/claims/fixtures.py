@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter, tensor
-from site_builder.run import FixtureError, Run, finite
+from site_builder.run import FixtureError, Run, check_constants, finite
 from site_builder.nn import Adam, Linear, layer_norm, residual_add
 from site_builder.tasks import SPIRALS, Dataset, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
 from site_builder.trace import format_real, format_sci
@@ -80,9 +80,7 @@ class Trained:
 
     def check(self) -> None:
         self.task.check("claims-6-7-8")
-        for name in ("learning_rate", "slice_span", "convexity_bar"):
-            if not math.isfinite(getattr(self, name)):
-                raise FixtureError("claims-6-7-8", f"the constant {name} is {getattr(self, name)!r}, not a finite number")
+        check_constants("claims-6-7-8", self, "learning_rate", "slice_span", "convexity_bar")
 
 
 @dataclass(frozen=True)

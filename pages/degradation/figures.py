@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Series, Value, line_chart
+from site_builder.render.training_charts import LOSS_AXIS, loss_chart, loss_series, loss_ticks
 from .trace import COLUMNS, DEPTHS, RECORDED, STEPS, Trace
 
 STYLE = {"plain": "learned", "residual": "identity"}
@@ -18,12 +19,7 @@ def key(kind: str, depth: int) -> str:
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
-    losses = [getattr(r, name) for r in (*t.curves, *t.finals) for name in COLUMNS]
-    return {
-        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks(losses),
-        "DERIVED.chart.depth-ticks": DEPTHS,
-    }
+    return {**loss_ticks(t, COLUMNS, STEPS), "DERIVED.chart.depth-ticks": DEPTHS}
 
 
 def _mean_final(t: Trace, kind: str, depth: int) -> float:
@@ -55,24 +51,14 @@ def _depth_description(t: Trace) -> str:
 
 
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    y = Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log")
     out: dict[str, str] = {}
     for depth in DEPTHS:
-        out[f"curves-{depth}"] = line_chart(
+        out[f"curves-{depth}"] = loss_chart(
             facts,
             chart_id=f"degradation-curves-{depth}",
             title="Training loss of the plain and the residual stack against the step",
             description=_curves_description(t, depth),
-            x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=y,
-            series=tuple(
-                Series(
-                    (f"{kind}: ", Value(f"{LAST}.{key(kind, depth)}", "sci"), " at the end"),
-                    tuple((f"CURVE[{s}].step", f"CURVE[{s}].{key(kind, depth)}") for s in RECORDED),
-                    STYLE[kind],
-                )
-                for kind in ("residual", "plain")
-            ),
+            series=[loss_series(kind, key(kind, depth), STYLE[kind], RECORDED) for kind in ("residual", "plain")],
         )
     last = DEPTHS[-1]
     out["depth"] = line_chart(
@@ -81,7 +67,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         title="Final training loss against depth, plain and residual",
         description=_depth_description(t),
         x=Axis("depth (blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-        y=y,
+        y=LOSS_AXIS,
         series=tuple(
             Series(
                 (f"{kind}: ", Value(f"{LAST}.{key(kind, last)}", "sci"), " at ", Value(f"START[{last},{kind}].depth", "count"), " blocks"),

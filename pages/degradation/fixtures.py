@@ -15,8 +15,8 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, residual_add
-from site_builder.run import FixtureError, Run
-from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, History, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
+from site_builder.run import Run, check_constants
+from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, History, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
 
 from .trace import COLUMNS, DEPTHS, EVERY, KINDS, RECORDED, SEEDS, STEPS, Curve, DepthEffect, Final, Setup, Start, Trace, column
 
@@ -32,28 +32,12 @@ class Constants:
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        for name in ("learning_rate", "degrade_factor"):
-            if not math.isfinite(getattr(self, name)):
-                raise FixtureError(FIXTURE, f"the constant {name} is {getattr(self, name)!r}, not a finite number")
+        check_constants(FIXTURE, self, "learning_rate", "degrade_factor")
 
 
-@dataclass(frozen=True)
-class SeedDraws:
-    """One seed's embedding and read-out, then the two weights of every block, drawn in that order."""
-
-    ends: EndsDraw
-    first: tuple[np.ndarray, ...]  # [width, width], reads the stream: He without the ReLU factor
-    second: tuple[np.ndarray, ...]  # [width, width], reads a ReLU's output: He with it
-
-
-def seed_draws(c: Constants, seed: int) -> SeedDraws:
-    rng = np.random.default_rng(seed)
-    ends = draw_ends(rng, inputs=2, width=c.width, classes=2)
-    first, second = [], []
-    for _ in range(max(DEPTHS)):
-        first.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=False))
-        second.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=True))
-    return SeedDraws(ends, tuple(first), tuple(second))
+def seed_draws(c: Constants, seed: int) -> BlockDraws:
+    """One seed's draws, enough blocks for the deepest stack."""
+    return block_draws(seed, width=c.width, blocks=max(DEPTHS))
 
 
 def branch_scale(kind: str, depth: int) -> float:
@@ -99,7 +83,7 @@ class Models:
         return cross_entropy_per_model(self.ends.logits(self.stream(data)[1]), data.labels)
 
 
-def build(draws: list[SeedDraws], kind: str, depth: int) -> Models:
+def build(draws: list[BlockDraws], kind: str, depth: int) -> Models:
     scale = branch_scale(kind, depth)
     name = f"{kind}.{depth}"
     blocks = [
@@ -118,7 +102,7 @@ def rms(x: np.ndarray) -> np.ndarray:
 
 
 # region: train-one
-def train_stacks(c: Constants, data: Dataset, draws: list[SeedDraws], kind: str, depth: int) -> tuple[np.ndarray, History]:
+def train_stacks(c: Constants, data: Dataset, draws: list[BlockDraws], kind: str, depth: int) -> tuple[np.ndarray, History]:
     """Every seed's stack side by side; the stream's growth at initialization, then the training history."""
     models = build(draws, kind, depth)
     bottom, top = models.stream(data)

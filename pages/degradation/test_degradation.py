@@ -12,10 +12,9 @@ from pages.degradation import fixtures as fx
 from pages.degradation.figures import _curves_description, _depth_description
 from pages.degradation.trace import COLUMNS, DEPTHS, KINDS, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
-from site_builder.tasks import SPIRALS
 from site_builder.trace import format_sci
 
-from helpers import full_precision_digests, golden, nan_stops
+from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
 from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
@@ -92,10 +91,7 @@ def test_the_trace_covers_every_stack_step_and_seed():
 
 
 def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    last = TRACE.curves[-1]
-    for name in COLUMNS:
-        mean = np.mean([getattr(f, name) for f in TRACE.finals])
-        assert getattr(last, name) == pytest.approx(mean, rel=1e-5)
+    assert_curve_ends_are_seed_means(TRACE, COLUMNS)
 
 
 def test_start_losses_are_the_first_curve_point():
@@ -126,7 +122,7 @@ def test_a_nan_constant_stops_the_page_before_training(field):
 
 @pytest.mark.parametrize("field", ["turns", "noise", "inner_radius"])
 def test_a_nan_in_the_spirals_stops_the_page_before_training(field):
-    assert field in nan_stops("degradation", task=dataclasses.replace(SPIRALS, **{field: math.nan}))
+    assert field in nan_spirals_stop("degradation", field)
 
 
 # ------------------------------------------------------------------ what the charts say to a screen reader
@@ -157,5 +153,4 @@ def test_page_specific_rejections(text, line, column, words):
 # ------------------------------------------------------------------ determinism
 @pytest.mark.slow
 def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    one, two = full_precision_digests("degradation", 1, 2)
-    assert one == two
+    assert_same_bits_with_one_or_two_threads("degradation")

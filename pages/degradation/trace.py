@@ -7,7 +7,7 @@ one seed's final loss of every stack; START values are means over the seeds.
 
 from __future__ import annotations
 
-from site_builder.task_record import TaskRecord
+from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
 
 DEPTHS = (2, 8, 32)
@@ -46,36 +46,8 @@ def column(kind: str, depth: int) -> str:
     return f"{kind}_{depth}"
 
 
-@record("CURVE", index="step")
-class Curve:
-    """The mean training loss over the seeds at one recorded step, one field per stack."""
-
-    step: Int
-    plain_2: Sci
-    residual_2: Sci
-    plain_8: Sci
-    residual_8: Sci
-    plain_32: Sci
-    residual_32: Sci
-
-
-@record("FINAL", index="seed")
-class Final:
-    """One seed's training loss after the last update, one field per stack."""
-
-    seed: Int
-    plain_2: Sci
-    residual_2: Sci
-    plain_8: Sci
-    residual_8: Sci
-    plain_32: Sci
-    residual_32: Sci
-
-
-COLUMNS = tuple(column(k, d) for d in DEPTHS for k in KINDS)
-for _record in (Curve, Final):
-    _fields = tuple(_record.__annotations__)[1:]
-    assert _fields == COLUMNS, f"{_record.__name__} must hold one field per stack, in the order of {COLUMNS}"
+COLUMNS = tuple(column(k, d) for d in DEPTHS for k in KINDS)  # plain_2, residual_2, ..., residual_32
+Curve, Final = loss_records(COLUMNS, per="stack", module=__name__)
 
 
 @record("DEPTH-EFFECT", index="kind")

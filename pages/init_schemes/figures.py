@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, BarGroup, ChartError, Series, Value, bar_chart, decade_ticks, line_chart, linear_ticks
-from .trace import DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
+from site_builder.render.charts import Axis, BarGroup, ChartError, Series, Value, bar_chart, decade_ticks, line_chart
+from site_builder.render.training_charts import LOSS_AXIS, loss_chart, loss_series, loss_ticks
+from .trace import COLUMNS, DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
 
 # Schemes whose growth equals zero-last's at every depth are drawn as one line (the table lists each).
 GROWTH_STYLE = {"he": "plain", "scaled-last": "learned", "zero-last": "identity"}
@@ -23,12 +24,10 @@ LOOK = {
 
 def chart_facts(t: Trace) -> dict[str, Any]:
     growth = [v for s in t.starts for v in (s.forward, s.backward)]
-    losses = [getattr(r, column(s)) for r in (*t.curves, *t.finals) for s in SCHEMES]
     return {
         "DERIVED.chart.depth-ticks": DEPTHS,
         "DERIVED.chart.growth-ticks": decade_ticks(growth),
-        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks(losses),
+        **loss_ticks(t, COLUMNS, STEPS),
     }
 
 
@@ -89,18 +88,12 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             ),
         )
     for group, members in CURVE_GROUPS.items():
-        out[f"curves-{group}"] = line_chart(
+        out[f"curves-{group}"] = loss_chart(
             facts,
             chart_id=f"init-schemes-curves-{group}",
             title="Training loss against the step for three initializations",
             description=_curves_description(t, group),
-            x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
-            series=tuple(
-                Series((f"{scheme}: ", Value(f"CURVE[{STEPS}].{scheme}", "sci"), " at the end"),
-                       tuple((f"CURVE[{s}].step", f"CURVE[{s}].{scheme}") for s in RECORDED), style)
-                for scheme, style in members
-            ),
+            series=[loss_series(scheme, scheme, style, RECORDED) for scheme, style in members],
         )
     out["final"] = bar_chart(
         facts,
@@ -115,7 +108,7 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         categories_key="DERIVED.schemes",
         category_format="name",
         x_label="initialization",
-        y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
+        y=LOSS_AXIS,
         groups=(BarGroup("mean loss over the seeds", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "short", "identity"),),
     )
     return out

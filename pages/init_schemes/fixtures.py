@@ -17,8 +17,8 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, residual_add
-from site_builder.run import FixtureError, Run
-from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
+from site_builder.run import Run, check_constants
+from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
 
 from .trace import (
     COLUMNS,
@@ -51,27 +51,12 @@ class Constants:
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        if not math.isfinite(self.learning_rate):
-            raise FixtureError(FIXTURE, f"the constant learning_rate is {self.learning_rate!r}, not a finite number")
+        check_constants(FIXTURE, self, "learning_rate")
 
 
-@dataclass(frozen=True)
-class SeedDraws:
-    """One seed's embedding and read-out, then He's draws of both layers of every block, in that order."""
-
-    ends: EndsDraw
-    first: tuple[np.ndarray, ...]
-    second: tuple[np.ndarray, ...]
-
-
-def seed_draws(c: Constants, seed: int) -> SeedDraws:
-    rng = np.random.default_rng(seed)
-    ends = draw_ends(rng, inputs=2, width=c.width, classes=2)
-    first, second = [], []
-    for _ in range(max(DEPTHS)):
-        first.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=False))
-        second.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=True))
-    return SeedDraws(ends, tuple(first), tuple(second))
+def seed_draws(c: Constants, seed: int) -> BlockDraws:
+    """One seed's draws, enough blocks for the deepest stack."""
+    return block_draws(seed, width=c.width, blocks=max(DEPTHS))
 
 
 # region: schemes
@@ -112,7 +97,7 @@ class Models:
         return cross_entropy_per_model(self.ends.logits(stack(self.ends.embed(data.inputs), self.blocks, self.gates)), data.labels)
 
 
-def build(draws: list[SeedDraws], scheme: str, depth: int) -> Models:
+def build(draws: list[BlockDraws], scheme: str, depth: int) -> Models:
     a, b = factors(scheme, depth)
     name = f"{scheme}.{depth}"
     blocks = [

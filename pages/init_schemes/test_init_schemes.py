@@ -13,9 +13,8 @@ from pages.init_schemes.figures import _curves_description, _growth_description,
 from pages.init_schemes.trace import COLUMNS, DEPTHS, INIT_SEEDS, RECORDED, SCHEMES, SEEDS, TRAIN_DEPTH, Trace
 from site_builder.autograd import parameter, tensor
 from site_builder.render.charts import ChartError
-from site_builder.tasks import SPIRALS
 
-from helpers import full_precision_digests, golden, nan_stops
+from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
 from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
@@ -90,8 +89,7 @@ def test_the_trace_covers_every_scheme_depth_step_and_seed():
 
 
 def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    for name in COLUMNS:
-        assert getattr(TRACE.curves[-1], name) == pytest.approx(np.mean([getattr(f, name) for f in TRACE.finals]), rel=1e-5)
+    assert_curve_ends_are_seed_means(TRACE, COLUMNS)
 
 
 def test_what_was_measured():
@@ -121,7 +119,7 @@ def test_chart_descriptions_follow_the_numbers():
 
 def test_a_nan_constant_stops_the_page_before_training():
     assert "learning_rate" in nan_stops("init_schemes", learning_rate=math.nan)
-    assert "noise" in nan_stops("init_schemes", task=dataclasses.replace(SPIRALS, noise=math.nan))
+    assert "noise" in nan_spirals_stop("init_schemes", "noise")
 
 
 G = Golden(GOLDEN)
@@ -138,5 +136,4 @@ def test_page_specific_rejections(text, line, column, words):
 
 @pytest.mark.slow
 def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    one, two = full_precision_digests("init_schemes", 1, 2)
-    assert one == two
+    assert_same_bits_with_one_or_two_threads("init_schemes")

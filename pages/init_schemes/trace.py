@@ -8,7 +8,7 @@ and FINAL lines hold training losses at the trained depth, one field per scheme.
 
 from __future__ import annotations
 
-from site_builder.task_record import TaskRecord
+from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
 
 SCHEMES = ("he", "zero-last", "rezero", "fixup", "scaled-last")
@@ -50,33 +50,8 @@ class Start:
     backward: Sci  # norm of the gradient reaching the stack's input / norm of the gradient sent into its top
 
 
-@record("CURVE", index="step")
-class Curve:
-    """The mean training loss over the seeds at one recorded step, one field per scheme."""
-
-    step: Int
-    he: Sci
-    zero_last: Sci
-    rezero: Sci
-    fixup: Sci
-    scaled_last: Sci
-
-
-@record("FINAL", index="seed")
-class Final:
-    """One seed's training loss after the last update, one field per scheme."""
-
-    seed: Int
-    he: Sci
-    zero_last: Sci
-    rezero: Sci
-    fixup: Sci
-    scaled_last: Sci
-
-
-COLUMNS = tuple(column(s) for s in SCHEMES)
-for _record in (Curve, Final):
-    assert tuple(_record.__annotations__)[1:] == COLUMNS, f"{_record.__name__} must hold one field per scheme"
+COLUMNS = tuple(column(s) for s in SCHEMES)  # he, zero_last, rezero, fixup, scaled_last
+Curve, Final = loss_records(COLUMNS, per="scheme", module=__name__)
 
 
 @trace_format("init-schemes-v1")

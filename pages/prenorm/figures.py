@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.training_charts import loss_chart, loss_series, loss_ticks
 from .trace import COLUMNS, PROFILE_DEPTHS, RECORDED, STEPS, TRAIN_DEPTHS, Trace
 
 STYLE = {"pre": "identity", "post": "merge"}
@@ -14,8 +15,7 @@ LOOK = {"pre": "squares joined by a solid line", "post": "triangles joined by a 
 def chart_facts(t: Trace) -> dict[str, Any]:
     facts: dict[str, Any] = {
         "DERIVED.chart.gradient-ticks": decade_ticks([v for p in t.profiles for v in (p.pre, p.post)]),
-        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks([getattr(r, n) for r in (*t.curves, *t.finals) for n in COLUMNS]),
+        **loss_ticks(t, COLUMNS, STEPS),
     }
     for depth in PROFILE_DEPTHS:
         facts[f"DERIVED.chart.block-ticks-{depth}"] = linear_ticks(0, depth)
@@ -63,17 +63,11 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             ),
         )
     for depth in TRAIN_DEPTHS:
-        out[f"loss-{depth}"] = line_chart(
+        out[f"loss-{depth}"] = loss_chart(
             facts,
             chart_id=f"prenorm-loss-{depth}",
             title="Training loss against the step, pre-norm and post-norm",
             description=_loss_description(t, depth),
-            x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
-            series=tuple(
-                Series((f"{layout}-norm: ", Value(f"CURVE[{STEPS}].{layout}-{depth}", "sci"), " at the end"),
-                       tuple((f"CURVE[{s}].step", f"CURVE[{s}].{layout}-{depth}") for s in RECORDED), STYLE[layout])
-                for layout in ("pre", "post")
-            ),
+            series=[loss_series(f"{layout}-norm", f"{layout}-{depth}", STYLE[layout], RECORDED) for layout in ("pre", "post")],
         )
     return out

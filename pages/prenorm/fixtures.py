@@ -11,7 +11,6 @@ train both layouts at one learning rate from the first step, with no warm-up.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,8 +18,8 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, layer_norm, residual_add
-from site_builder.run import FixtureError, Run
-from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
+from site_builder.run import Run, check_constants
+from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
 
 from .trace import (
     COLUMNS,
@@ -53,28 +52,12 @@ class Constants:
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        for name in ("learning_rate", "eps"):
-            if not math.isfinite(getattr(self, name)):
-                raise FixtureError(FIXTURE, f"the constant {name} is {getattr(self, name)!r}, not a finite number")
+        check_constants(FIXTURE, self, "learning_rate", "eps")
 
 
-@dataclass(frozen=True)
-class SeedDraws:
-    """One seed's embedding and read-out, then both weights of every block, drawn in that order."""
-
-    ends: EndsDraw
-    first: tuple[np.ndarray, ...]
-    second: tuple[np.ndarray, ...]
-
-
-def seed_draws(c: Constants, seed: int) -> SeedDraws:
-    rng = np.random.default_rng(seed)
-    ends = draw_ends(rng, inputs=2, width=c.width, classes=2)
-    first, second = [], []
-    for _ in range(max(PROFILE_DEPTHS)):
-        first.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=False))
-        second.append(rng.standard_normal((c.width, c.width)) * he_std(c.width, after_relu=True))
-    return SeedDraws(ends, tuple(first), tuple(second))
+def seed_draws(c: Constants, seed: int) -> BlockDraws:
+    """One seed's draws, enough blocks for the deepest stack."""
+    return block_draws(seed, width=c.width, blocks=max(PROFILE_DEPTHS))
 
 
 Blocks = list[tuple[Tensor, Tensor]]
@@ -125,7 +108,7 @@ class Models:
         return self.losses_from(self.ends.embed(data.inputs), data)
 
 
-def build(c: Constants, draws: list[SeedDraws], layout: str, depth: int) -> Models:
+def build(c: Constants, draws: list[BlockDraws], layout: str, depth: int) -> Models:
     name = f"{layout}.{depth}"
     blocks = [
         (

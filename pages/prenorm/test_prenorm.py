@@ -12,9 +12,8 @@ from pages.prenorm import fixtures as fx
 from pages.prenorm.figures import _loss_description, _profile_description
 from pages.prenorm.trace import COLUMNS, PROFILE_DEPTHS, PROFILE_SEEDS, RECORDED, SEEDS, TRAIN_DEPTHS, Trace
 from site_builder.autograd import parameter, tensor
-from site_builder.tasks import SPIRALS
 
-from helpers import full_precision_digests, golden, nan_stops
+from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
 from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
@@ -107,9 +106,7 @@ def test_the_trace_covers_every_block_depth_step_and_seed():
 
 
 def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    for name in COLUMNS:
-        mean = np.mean([getattr(f, name) for f in TRACE.finals])
-        assert getattr(TRACE.curves[-1], name) == pytest.approx(mean, rel=1e-5)
+    assert_curve_ends_are_seed_means(TRACE, COLUMNS)
 
 
 def test_what_was_measured_post_norm_grows_toward_the_output_and_trains_far_worse_deep():
@@ -126,7 +123,7 @@ def test_a_nan_constant_stops_the_page_before_training(field):
 
 
 def test_a_nan_in_the_spirals_stops_the_page():
-    assert "turns" in nan_stops("prenorm", task=dataclasses.replace(SPIRALS, turns=math.nan))
+    assert "turns" in nan_spirals_stop("prenorm", "turns")
 
 
 def test_chart_descriptions_follow_the_numbers():
@@ -154,5 +151,4 @@ def test_page_specific_rejections(text, line, column, words):
 
 @pytest.mark.slow
 def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    one, two = full_precision_digests("prenorm", 1, 2)
-    assert one == two
+    assert_same_bits_with_one_or_two_threads("prenorm")

@@ -10,7 +10,7 @@ per layout and depth trained.
 
 from __future__ import annotations
 
-from site_builder.task_record import TaskRecord
+from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Int, Real, Sci, lines, record, trace_format
 
 LAYOUTS = ("pre", "post")
@@ -54,32 +54,8 @@ class Input:
     post: Sci
 
 
-@record("CURVE", index="step")
-class Curve:
-    """The mean training loss over the seeds at one recorded step, one field per layout and depth."""
-
-    step: Int
-    pre_6: Sci
-    post_6: Sci
-    pre_24: Sci
-    post_24: Sci
-
-
-@record("FINAL", index="seed")
-class Final:
-    """One seed's training loss after the last update, one field per layout and depth."""
-
-    seed: Int
-    pre_6: Sci
-    post_6: Sci
-    pre_24: Sci
-    post_24: Sci
-
-
-COLUMNS = tuple(column(layout, d) for d in TRAIN_DEPTHS for layout in LAYOUTS)
-for _record in (Curve, Final):
-    _fields = tuple(_record.__annotations__)[1:]
-    assert _fields == COLUMNS, f"{_record.__name__} must hold one field per trained stack, in the order of {COLUMNS}"
+COLUMNS = tuple(column(layout, d) for d in TRAIN_DEPTHS for layout in LAYOUTS)  # pre_6, post_6, pre_24, post_24
+Curve, Final = loss_records(COLUMNS, per="layout and depth", module=__name__)
 
 
 @trace_format("prenorm-v1")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
+from site_builder.render.training_charts import loss_chart, loss_series, loss_ticks
 from .trace import DEPTHS, PATTERNS, RECORDED, STEPS, Trace
 
 STYLE = {"residual": "identity", "highway": "merge", "dense": "learned"}
@@ -17,12 +18,10 @@ CARRY = "carry power"
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
-    losses = [getattr(r, p) for r in (*t.curves, *t.finals) for p in PATTERNS]
     return {
         "DERIVED.chart.parameter-ticks": decade_ticks([s.parameters for s in t.shapes]),
         "DERIVED.chart.growth-ticks": decade_ticks([s.backward for s in t.shapes]),
-        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks(losses),
+        **loss_ticks(t, PATTERNS, STEPS),
     }
 
 
@@ -91,14 +90,11 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             y=Axis("factor", "DERIVED.chart.growth-ticks", "pow10", kind="log"),
             series=(*_series("backward", "sci"), carry),
         ),
-        "loss": line_chart(
+        "loss": loss_chart(
             facts,
             chart_id="skip-patterns-loss",
             title="Training loss against the step, three skip patterns",
             description=_loss_description(t),
-            x=Axis("training step", "DERIVED.chart.step-ticks", "count"),
-            y=Axis("training loss", "DERIVED.chart.loss-ticks", "pow10", kind="log"),
-            series=tuple(Series((f"{p}: ", Value(f"CURVE[{STEPS}].{p}", "sci"), " at the end"),
-                                tuple((f"CURVE[{s}].step", f"CURVE[{s}].{p}") for s in RECORDED), STYLE[p]) for p in PATTERNS),
+            series=[loss_series(p, p, STYLE[p], RECORDED) for p in PATTERNS],
         ),
     }

@@ -17,7 +17,7 @@ import numpy as np
 
 from site_builder.autograd import Tensor, concat, parameter
 from site_builder.nn import Adam, residual_add
-from site_builder.run import FixtureError, Run
+from site_builder.run import Run, check_constants
 from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, SpiralTask, cross_entropy_per_model, he_std, side_by_side, train
 
 from .trace import DEPTHS, EVERY, INIT_SEEDS, PATTERNS, RECORDED, SEEDS, STEPS, TRAIN_DEPTH, Curve, Final, Setup, Shape, Trace
@@ -36,9 +36,7 @@ class Constants:
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        for name in ("gate_bias", "learning_rate"):
-            if not math.isfinite(getattr(self, name)):
-                raise FixtureError(FIXTURE, f"the constant {name} is {getattr(self, name)!r}, not a finite number")
+        check_constants(FIXTURE, self, "gate_bias", "learning_rate")
 
 
 @dataclass

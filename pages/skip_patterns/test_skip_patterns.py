@@ -12,9 +12,8 @@ from pages.skip_patterns import fixtures as fx
 from pages.skip_patterns.figures import _growth_description, _loss_description, _parameters_description
 from pages.skip_patterns.trace import DEPTHS, PATTERNS, RECORDED, SEEDS, Trace
 from site_builder.autograd import parameter, tensor
-from site_builder.tasks import SPIRALS
 
-from helpers import full_precision_digests, golden, nan_stops
+from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
 from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
@@ -101,8 +100,7 @@ def test_the_trace_covers_every_pattern_depth_step_and_seed():
 
 
 def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    for p in PATTERNS:
-        assert getattr(TRACE.curves[-1], p) == pytest.approx(np.mean([getattr(f, p) for f in TRACE.finals]), rel=1e-5)
+    assert_curve_ends_are_seed_means(TRACE, PATTERNS)
 
 
 def test_what_was_measured():
@@ -121,7 +119,7 @@ def test_chart_descriptions_follow_the_numbers():
 
 def test_a_nan_constant_stops_the_page_before_training():
     assert "gate_bias" in nan_stops("skip_patterns", gate_bias=math.nan)
-    assert "turns" in nan_stops("skip_patterns", task=dataclasses.replace(SPIRALS, turns=math.nan))
+    assert "turns" in nan_spirals_stop("skip_patterns", "turns")
 
 
 G = Golden(GOLDEN)
@@ -138,5 +136,4 @@ def test_page_specific_rejections(text, line, column, words):
 
 @pytest.mark.slow
 def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    one, two = full_precision_digests("skip_patterns", 1, 2)
-    assert one == two
+    assert_same_bits_with_one_or_two_threads("skip_patterns")

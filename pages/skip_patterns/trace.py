@@ -9,7 +9,7 @@ trained depth, one field per pattern.
 
 from __future__ import annotations
 
-from site_builder.task_record import TaskRecord
+from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
 
 PATTERNS = ("residual", "highway", "dense")
@@ -46,28 +46,7 @@ class Shape:
     backward: Sci  # |gradient reaching the stack's input| / |gradient sent into its top|, at initialization
 
 
-@record("CURVE", index="step")
-class Curve:
-    """The mean training loss over the seeds at one recorded step, one field per pattern."""
-
-    step: Int
-    residual: Sci
-    highway: Sci
-    dense: Sci
-
-
-@record("FINAL", index="seed")
-class Final:
-    """One seed's training loss after the last update, one field per pattern."""
-
-    seed: Int
-    residual: Sci
-    highway: Sci
-    dense: Sci
-
-
-for _record in (Curve, Final):
-    assert tuple(_record.__annotations__)[1:] == PATTERNS, f"{_record.__name__} must hold one field per pattern"
+Curve, Final = loss_records(PATTERNS, per="pattern", module=__name__)
 
 
 @trace_format("skip-patterns-v1")

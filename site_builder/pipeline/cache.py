@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import os_error
-from ..files import Foreign, seal, unseal, write_atomic
+from ..files import DamagedEntry, load_sealed, seal, write_atomic
 from . import FIXTURE_ENVIRONMENT
 from .sources import Roots, distributions, fixture_sources
 
@@ -37,10 +37,6 @@ class Entry:
     # The import list of each source the key was computed from, by the SHA-256 of its bytes (see sources.ImportMemo):
     # with the entry kept, the next key needs no parse even when every other cache was removed.
     imports: Mapping[str, Any] = field(default_factory=dict)
-
-
-class DamagedEntry(Exception):
-    """A cache entry that cannot be trusted; the message says why."""
 
 
 def _numpy_version() -> str:
@@ -98,37 +94,21 @@ def entry_path(cache_dir: Path, slug: str) -> Path:
     return Path(cache_dir) / "fixtures" / f"{slug}.json"
 
 
+def _entry(data: Any) -> Entry | None:
+    entry = Entry(
+        key=str(data["key"]),
+        trace=str(data["trace"]),
+        report=None if data["report"] is None else str(data["report"]),
+        derived=dict(data["derived"]),
+        seconds=float(data["seconds"]),
+        imports={str(k): [str(n) for n in v] for k, v in dict(data.get("imports") or {}).items()},
+    )
+    return entry if data.get("format") == CACHE_FORMAT else None
+
+
 def load(path: Path) -> Entry | None:
     """The entry at ``path``; None when there is none; :class:`DamagedEntry` when it cannot be trusted."""
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None  # no entry (or no cache folder: writing one says why)
-    except IsADirectoryError:
-        raise DamagedEntry("it is a folder, not a file") from None
-    except OSError as exc:
-        raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
-    try:
-        body = unseal(raw)
-    except Foreign:
-        return None  # whole, but not sealed with this user's key (forged, or another user's): run again
-    if body is None:
-        raise DamagedEntry("its content does not match its checksum")
-    try:
-        data = json.loads(body.decode("utf-8"))
-        entry = Entry(
-            key=str(data["key"]),
-            trace=str(data["trace"]),
-            report=None if data["report"] is None else str(data["report"]),
-            derived=dict(data["derived"]),
-            seconds=float(data["seconds"]),
-            imports={str(k): [str(n) for n in v] for k, v in dict(data.get("imports") or {}).items()},
-        )
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DamagedEntry(f"it does not hold an entry ({type(exc).__name__})") from None
-    if data.get("format") != CACHE_FORMAT:
-        return None
-    return entry
+    return load_sealed(path, _entry, "an entry")
 
 
 def store(path: Path, entry: Entry) -> None:

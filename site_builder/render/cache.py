@@ -37,14 +37,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import os_error
-from ..files import Foreign, seal, unseal, write_atomic
+from ..files import DamagedEntry, load_sealed, seal, write_atomic
 
 CACHE_FORMAT = "site-builder rendered pages 1"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
-
-
-class DamagedEntry(Exception):
-    """An entry that cannot be trusted; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -116,38 +112,24 @@ def entry_path(cache_dir: Path, slug: str) -> Path:
     return Path(cache_dir) / "pages" / f"{slug}.json"
 
 
+def _entry(data: Any) -> Entry | None:
+    if data.get("format") != CACHE_FORMAT:
+        return None
+    return Entry(
+        key=str(data["key"]),
+        markdown=str(data["markdown"]),
+        files={str(k): str(v) for k, v in data["files"].items()},
+        records=int(data["records"]),
+        names=tuple(str(n) for n in data["names"]),
+        trace=str(data["trace"]),
+        report=None if data["report"] is None else str(data["report"]),
+        diagrams=tuple(str(d) for d in data["diagrams"]),
+    )
+
+
 def load(path: Path) -> Entry | None:
     """The entry at ``path``; None when there is none (or not this user's); :class:`DamagedEntry` when damaged."""
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except IsADirectoryError:
-        raise DamagedEntry("it is a folder, not a file") from None
-    except OSError as exc:
-        raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
-    try:
-        body = unseal(raw)
-    except Foreign:
-        return None
-    if body is None:
-        raise DamagedEntry("its content does not match its checksum")
-    try:
-        data = json.loads(body.decode("utf-8"))
-        if data.get("format") != CACHE_FORMAT:
-            return None
-        return Entry(
-            key=str(data["key"]),
-            markdown=str(data["markdown"]),
-            files={str(k): str(v) for k, v in data["files"].items()},
-            records=int(data["records"]),
-            names=tuple(str(n) for n in data["names"]),
-            trace=str(data["trace"]),
-            report=None if data["report"] is None else str(data["report"]),
-            diagrams=tuple(str(d) for d in data["diagrams"]),
-        )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise DamagedEntry(f"it does not hold a rendered page ({type(exc).__name__})") from None
+    return load_sealed(path, _entry, "a rendered page")
 
 
 def store(path: Path, entry: Entry) -> None:
