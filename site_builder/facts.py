@@ -72,6 +72,11 @@ def _pow10(value: float) -> str:
     return _minus(format_sci(v))
 
 
+def _short_or_sci(value: float) -> str:
+    """``short`` from a thousandth up (and for zero); ``sci`` below, where ``short``'s six decimals would lose the digits."""
+    return short_form(value) if value == 0 or abs(value) >= 1e-3 else format_sci(value)
+
+
 def _percent(value: float) -> str:
     return format(float(value) * 100.0, ".2f") + "%"
 
@@ -96,6 +101,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "exact": lambda v: _minus(_exact(v)),
     "percent": lambda v: _minus(_percent(v)),
     "sci": lambda v: _minus(format_sci(v)),
+    "short-or-sci": lambda v: _minus(_short_or_sci(v)),
     "pow10": _pow10,
     "vector": lambda v: _minus(_vector(v, short_form)),
     "vector-six": lambda v: _minus(_vector(v, format_real)),

@@ -162,6 +162,12 @@ def test_decade_ticks_read_as_powers_of_ten():
     assert [format_fact(facts, f"k[{i}]", "pow10") for i in (0, 4, 5)] == ["10⁻⁴⁰", "10⁰", "10¹⁰"]
 
 
+def test_short_or_sci_keeps_the_digits_of_a_value_near_zero():
+    facts = {"loss": (0.6931471805599453, 0.001, 7.279798e-05, 0.0, -2.5e-9)}
+    shown = [format_fact(facts, f"loss[{i}]", "short-or-sci") for i in range(5)]
+    assert shown == ["0.693147", "0.001", "7.279798e\u221205", "0", "\u22122.500000e\u221209"]
+
+
 def test_ticks():
     assert log_ticks([8.98, 127.0]) == (5.0, 10.0, 20.0, 50.0, 100.0, 200.0)
     assert log_ticks([15.0, 2.2e4]) == (10.0, 100.0, 1e3, 1e4, 1e5)
