@@ -52,6 +52,9 @@ def strict_environment(
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # Jinja's optimizer folds constant expressions while compiling: it costs more compile time (about a
+        # seventh) than it can save in templates rendered once per build.
+        optimized=False,
         **escaping,
     )
     if compiled_dir is not None:
