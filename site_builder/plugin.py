@@ -261,6 +261,31 @@ def nav_entries(pages: list[Page]) -> list[dict[str, Any]]:
     return entries
 
 
+def _stashed_render(page: Any, convert: Any) -> Any:
+    """``page.render`` converting the page with its large raw HTML stashed, and put back into the HTML after."""
+
+    def render(config: MkDocsConfig, files: Files) -> None:
+        from .render.stash import stash
+
+        whole = page.markdown
+        stashed = stash(whole or "")
+        if not stashed.elements:
+            return convert(config, files)
+        page.markdown = stashed.markdown
+        try:
+            convert(config, files)
+        finally:
+            page.markdown = whole
+        restored = stashed.restore(page.content)
+        if restored is None:
+            return convert(config, files)  # an element did not come back as it went: the page converted whole
+        page.content = restored
+        if page.present_anchor_ids is not None:
+            page.present_anchor_ids = page.present_anchor_ids | stashed.anchors()
+
+    return render
+
+
 class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     supports_multiple_instances = False
 
@@ -543,8 +568,11 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         return files
 
     def on_page_markdown(self, markdown: str, *, page: Any, config: MkDocsConfig, files: Files) -> str:
-        """mkdocs serve: a page whose Markdown and surroundings are unchanged since the previous build of this
-        process is not converted again (MkDocs converts every page on every rebuild)."""
+        """Every page is converted with its drawings, formulas and code excerpts stashed (see
+        :mod:`site_builder.render.stash`). mkdocs serve: a page whose Markdown and surroundings are unchanged
+        since the previous build of this process is not converted again (MkDocs converts every page on every
+        rebuild)."""
+        page.render = _stashed_render(page, page.render)
         if not self.serving:
             return markdown
         if self.conversion_digest is None:

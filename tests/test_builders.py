@@ -2,7 +2,7 @@
 
 ProperDocs must build the very site MkDocs builds (only the generator line
 differs); the export, built by MkDocs without our plugin or by ProperDocs,
-must pass `site-builder check`. Each build runs in a temporary folder.
+must pass `site-builder check`, and MkDocs must make the very pages of our build from it. Each build runs in a temporary folder.
 """
 
 from __future__ import annotations
@@ -70,6 +70,19 @@ def test_the_export_builds_without_the_plugin_and_passes_the_checker(export, tmp
     checked = check(out)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines()[-1].endswith(", 0 problems")
+
+
+@pytest.mark.slow
+def test_the_export_built_without_the_plugin_gives_the_very_pages_our_build_gives(export, built_site, tmp_path):
+    """Our build converts each page with its drawings, formulas and code excerpts stashed
+    (site_builder/render/stash.py); MkDocs converting the whole Markdown must give the same HTML, byte for byte."""
+    out = tmp_path / "site"
+    done = run(sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(export / "mkdocs.yml"), "-d", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    ours = {name: data for name, data in files(built_site).items() if name.endswith(".html")}
+    theirs = {name: data for name, data in files(out).items() if name.endswith(".html")}
+    assert ours.keys() == theirs.keys()
+    assert [name for name in ours if ours[name] != theirs[name]] == []
 
 
 @pytest.mark.slow
