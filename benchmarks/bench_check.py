@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
-        site = Path(args.site_dir) if args.site_dir else Path(tmp) / "site"
+        site = Path(args.site_dir).resolve() if args.site_dir else Path(tmp) / "site"  # the baseline runs elsewhere
         if not args.site_dir:
             print(f"building the site into {site} ...", file=sys.stderr)
             build(site)
