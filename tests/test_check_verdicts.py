@@ -3,7 +3,7 @@ read again, and anything that could change its verdict has it checked again.
 
 Each test checks a copy of the session's site against the repository, or a copy of the project, with a cache
 folder of its own (it starts with the repository's fixture results, so no fixture runs unless a test changes
-one). The command runs in this process, through :func:`site_builder.cli.main`.
+one). The command runs as a user runs it, in a process of its own.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,11 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import check
 from site_builder.check import Verdicts, check_site
-from site_builder.cli import main as cli_main
 from site_builder.files import seal
-from site_builder.project import Project
 
 from helpers import PAGES, ROOT, faults, page
 
@@ -60,18 +58,21 @@ def project(built_site: Path, tmp_path: Path) -> Path:
     return project_copy(tmp_path / "project", tmp_path / "cache")
 
 
-def run(root: Path, site: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-        *options: str) -> tuple[int, list[str], list[str]]:
+def run(root: Path, site: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, list[str], list[str]]:
     """``site-builder check [OPTIONS] SITE`` in the project at ``root``: its exit status, output and error lines."""
-    monkeypatch.chdir(root)
-    code = cli_main(["check", *options, str(site)])
-    said = capsys.readouterr()
-    return code, said.out.splitlines(), said.err.splitlines()
+    done = subprocess.run(
+        [sys.executable, "-m", "site_builder.cli", "check", *options, str(site)], cwd=root, capture_output=True,
+        text=True, env={**os.environ, **(env or {})},
+    )
+    return done.returncode, done.stdout.splitlines(), done.stderr.splitlines()
 
 
 def unchecked(root: Path, site: Path) -> list[str]:
-    """What a check of ``site`` against the project at ``root`` prints without any verdict cache."""
-    return check_site(site, check.setup(Project.find(root))).render().splitlines()
+    """What ``site-builder check SITE`` prints in the project at ``root`` when it holds no verdicts."""
+    (root.parent / "cache" / "check.json").unlink(missing_ok=True)
+    code, out, err = run(root, site)
+    assert err == []
+    return out
 
 
 def stored(cache: Path) -> dict[str, object]:
@@ -97,11 +98,11 @@ def test_a_second_check_of_an_unchanged_site_reuses_every_verdict_and_says_the_s
     assert heard == []
 
 
-def test_the_command_checks_an_unchanged_site_once_and_prints_the_same_summary(project, site_copy, capsys, monkeypatch):
-    first = run(project, site_copy, capsys, monkeypatch)
+def test_the_command_checks_an_unchanged_site_once_and_prints_the_same_summary(project, site_copy):
+    first = run(project, site_copy)
     assert first[0] == 0 and first[1][-1].endswith(", 0 problems") and first[2] == []
     written = (project.parent / "cache" / "check.json").stat().st_mtime_ns
-    assert run(project, site_copy, capsys, monkeypatch) == first
+    assert run(project, site_copy) == first
     assert (project.parent / "cache" / "check.json").stat().st_mtime_ns == written, "nothing new to keep"
 
 
@@ -120,15 +121,15 @@ def bump_a_value(html: str) -> str:
                      id="a-typed-number"),
     ],
 )
-def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy, capsys, monkeypatch, tamper, found):
-    assert run(project, site_copy, capsys, monkeypatch)[0] == 0
+def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy, tamper, found):
+    assert run(project, site_copy)[0] == 0
     page_file = site_copy / CHAPTER
     page_file.write_text(tamper(page_file.read_text(encoding="utf-8")), encoding="utf-8")
-    code, out, err = run(project, site_copy, capsys, monkeypatch)
+    code, out, err = run(project, site_copy)
     assert code == 1 and err == []
     assert any(line.startswith(f"{CHAPTER}: ") and found in line for line in out), out
     assert out == unchecked(project, site_copy)
-    assert run(project, site_copy, capsys, monkeypatch) == (code, out, err), "a page with a problem is checked every time"
+    assert run(project, site_copy) == (code, out, err), "a page with a problem is checked every time"
 
 
 @pytest.mark.parametrize(
@@ -143,14 +144,14 @@ def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy,
     ],
 )
 def test_a_changed_fact_source_region_or_chart_has_the_page_checked_again(
-    project, site_copy, capsys, monkeypatch, file, old, new, built, found
+    project, site_copy, file, old, new, built, found
 ):
-    assert run(project, site_copy, capsys, monkeypatch)[0] == 0
+    assert run(project, site_copy)[0] == 0
     path = project / file
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1
     path.write_text(text.replace(old, new), encoding="utf-8")
-    code, out, err = run(project, site_copy, capsys, monkeypatch)
+    code, out, err = run(project, site_copy)
     assert code == 1 and err == []
     assert any(line.startswith(f"{built}: ") and found in line for line in out), out
     assert out == unchecked(project, site_copy)
@@ -178,48 +179,43 @@ def unsealed(path: Path) -> bytes:
                      id="another-users"),
     ],
 )
-def test_a_damaged_verdict_cache_is_one_line_then_a_full_check(project, site_copy, capsys, monkeypatch, damage, said):
-    first = run(project, site_copy, capsys, monkeypatch)
+def test_a_damaged_verdict_cache_is_one_line_then_a_full_check(project, site_copy, damage, said):
+    first = run(project, site_copy)
     assert first[0] == 0
     damage(project.parent / "cache" / "check.json")
-    code, out, err = run(project, site_copy, capsys, monkeypatch)
+    code, out, err = run(project, site_copy)
     assert (code, out) == first[:2]
     assert len(err) == 1 and "check.json: " in err[0] and said in err[0], err
-    assert run(project, site_copy, capsys, monkeypatch) == first, "the file was written again, whole"
+    assert run(project, site_copy) == first, "the file was written again, whole"
 
 
-def test_fresh_neither_reads_nor_writes_the_verdicts(built_site, tmp_path, site_copy, capsys, monkeypatch):
+def test_fresh_neither_reads_nor_writes_the_verdicts(built_site, tmp_path, site_copy):
     root = project_copy(tmp_path / "project", tmp_path / "cache", slugs=("ch24", "path_expansion"))
     verdicts = tmp_path / "cache" / "check.json"
-    fresh = run(root, site_copy, capsys, monkeypatch, "--fresh")
+    fresh = run(root, site_copy, "--fresh")
     assert not verdicts.exists()
-    cached = run(root, site_copy, capsys, monkeypatch)
+    cached = run(root, site_copy)
     assert cached == fresh and verdicts.is_file()
     verdicts.write_bytes(b"\x00garbage\xff")
-    assert run(root, site_copy, capsys, monkeypatch, "--fresh") == fresh, "a damaged file is not even read"
+    assert run(root, site_copy, "--fresh") == fresh, "a damaged file is not even read"
     assert verdicts.read_bytes() == b"\x00garbage\xff"
 
 
-def test_only_the_verdicts_of_the_checked_documents_are_kept(project, site_copy, capsys, monkeypatch):
-    assert run(project, site_copy, capsys, monkeypatch)[0] == 0
+def test_only_the_verdicts_of_the_checked_documents_are_kept(project, site_copy):
+    assert run(project, site_copy)[0] == 0
     cache = project.parent / "cache"
     documents = stored(cache)
     assert len(documents) == len(list(site_copy.rglob("*.html")))
     (site_copy / "404.html").unlink()
-    code, out, _ = run(project, site_copy, capsys, monkeypatch)
+    code, out, _ = run(project, site_copy)
     assert code == 0 and out[-1].startswith(f"check: {len(documents) - 1} pages, ")
     assert set(stored(cache)) < set(documents) and len(stored(cache)) == len(documents) - 1
 
 
 def test_a_verdict_cache_that_cannot_be_written_is_one_line_and_the_check_succeeds(project, site_copy):
     cache = project.parent / "cache"
-    done = subprocess.run(
-        [sys.executable, "-m", "site_builder.cli", "check", str(site_copy)], cwd=project, capture_output=True,
-        text=True, env={**__import__("os").environ, **faults({"op": "write", "match": f"{cache}/*", "errno": "ENOSPC"})},
-    )
-    assert done.returncode == 0 and done.stdout.splitlines()[-1].endswith(", 0 problems"), done.stdout + done.stderr
-    assert done.stderr.splitlines() == [
-        f"{cache / 'check.json'}: cannot write the check cache: no space left on the device "
-        "(the site is checked without it)"
-    ]
+    code, out, err = run(project, site_copy, env=faults({"op": "write", "match": f"{cache}/*", "errno": "ENOSPC"}))
+    assert code == 0 and out[-1].endswith(", 0 problems"), out + err
+    assert err == [f"{cache / 'check.json'}: cannot write the check cache: no space left on the device "
+                   "(the site is checked without it)"]
     assert sorted(p.name for p in cache.iterdir()) == ["fixtures"]
