@@ -5,8 +5,10 @@
 Without SITE_DIR the site is built first (``mkdocs build``) into a temporary
 folder. First the whole command, as a user runs it: the median CPU (user +
 system, its fixture processes included) and wall time of RUNS processes of
-``site-builder check SITE`` (reusing the fixture entries proven current) and
-of ``site-builder check --fresh SITE``, interleaved; with ``--baseline REV``
+``site-builder check SITE`` (reusing the fixture entries proven current and
+the verdicts of documents found clean), of ``site-builder check --fresh
+SITE``, and of ``site-builder check SITE`` with the verdict cache removed
+before each run (the fixture entries kept), interleaved; with ``--baseline REV``
 the command of git revision REV (a temporary worktree) runs in the same rounds.
 Then, in this process, the median of RUNS full checks, of the fixture runs
 alone, and for each page and drawing the median time to parse and check it.
@@ -51,18 +53,23 @@ def processes(site: Path, runs: int, baseline: str | None) -> None:
 
     from bench_build import ENV, measure, worktree
 
+    verdicts = Project.at(REPO).cache_dir / "check.json"
+    keep = lambda: None  # noqa: E731
+    forget = lambda: verdicts.unlink(missing_ok=True)  # noqa: E731
     with ExitStack() as stack:
-        sides = [("check", REPO, ENV, []), ("check --fresh", REPO, ENV, ["--fresh"])]
+        sides = [("check", REPO, ENV, [], keep), ("check --fresh", REPO, ENV, ["--fresh"], keep),
+                 ("check, no verdicts", REPO, ENV, [], forget)]
         if baseline:
             base = stack.enter_context(worktree(baseline))
-            sides.append((f"check {base.label}", base.project, base.env, []))
+            sides.append((f"check {base.label}", base.project, base.env, [], keep))
         command = lambda extra: [sys.executable, "-m", "site_builder.cli", "check", *extra, str(site)]  # noqa: E731
-        for label, cwd, env, extra in sides:  # warm-up: fill the caches and bytecode of each side
+        for label, cwd, env, extra, _ in sides:  # warm-up: fill the caches and bytecode of each side
             measure(command(extra), cwd, env)
         samples: dict[str, list] = {label: [] for label, *_ in sides}
         for run in range(runs):
             order = sides[run % len(sides):] + sides[: run % len(sides)]
-            for label, cwd, env, extra in order:
+            for label, cwd, env, extra, before in order:
+                before()  # not timed
                 samples[label].append(measure(command(extra), cwd, env))
         print(f"whole process ({runs} interleaved runs, medians):")
         for label, got in samples.items():
@@ -80,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
-        site = Path(args.site_dir) if args.site_dir else Path(tmp) / "site"
+        site = Path(args.site_dir).resolve() if args.site_dir else Path(tmp) / "site"  # the baseline runs elsewhere
         if not args.site_dir:
             print(f"building the site into {site} ...", file=sys.stderr)
             build(site)

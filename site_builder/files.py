@@ -138,8 +138,11 @@ class DamagedEntry(Exception):
     """A cache entry that cannot be trusted; the message says why."""
 
 
-def load_sealed(path: Path, parse: Callable[[Any], T | None], holds: str) -> T | None:
-    """The entry at ``path``, read by ``parse`` from its JSON body; None when there is none or it is not this user's.
+def load_sealed(
+    path: Path, parse: Callable[[Any], T | None], holds: str, foreign: Callable[[], None] = lambda: None
+) -> T | None:
+    """The entry at ``path``, read by ``parse`` from its JSON body; None when there is none or it is not this user's
+    (then ``foreign`` is called first).
 
     Raises :class:`DamagedEntry` when it cannot be trusted: a folder, unreadable, cut or changed, or a body that
     ``parse`` cannot read (a ValueError, KeyError, TypeError or AttributeError: "it does not hold ``holds``").
@@ -156,6 +159,7 @@ def load_sealed(path: Path, parse: Callable[[Any], T | None], holds: str) -> T |
     try:
         body = unseal(raw)
     except Foreign:
+        foreign()
         return None  # whole, but not sealed with this user's key (forged, or another user's): run again
     if body is None:
         raise DamagedEntry("its content does not match its checksum")

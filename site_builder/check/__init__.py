@@ -23,6 +23,17 @@ someone else wrote or forged is never trusted), the other pages run fresh;
    are linked from it and equal the golden files byte for byte, and that
    every generated and hand-written (``docs/*.md``) page was built.
 
+``site-builder check`` (:func:`run`) keeps the verdicts of the documents it
+found clean in ``.cache/check.json`` (:mod:`~site_builder.check.verdicts`):
+a page or drawing whose bytes, facts, code, charts, heading, shown
+attributes and excerpted source regions are all what they were when it was
+last found clean is not parsed and checked again; its counts, shown values,
+links and text come from the entry. A document with a problem is never
+stored, so it is checked and reported every time. A damaged file is one line
+on standard error and a full check; ``--fresh`` neither reads nor writes it;
+:func:`check_site` and :func:`setup` called without ``verdicts`` check every
+document.
+
 Generated pages are checked against their own facts; hand-written pages
 against the facts of every page together (a key two pages disagree on is an
 error there). Checking a page from its text (:func:`check_page`) reuses one
@@ -39,6 +50,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..errors import shown
+from ..files import key_problem, seal_key
 from ..pipeline import refresh_command
 from ..project import Project
 from .document import Facts, PageReport, check_document, check_heading, check_svg, parse_html, parse_svg
@@ -46,19 +59,33 @@ from .fresh import Fresh, FreshPage, collect, html_path
 from .numbers import ALLOWED, Allowed
 from .problems import Problem, Result
 from .site import Setup, SiteError, check_page, check_site, check_tree, setup
+from .verdicts import Verdicts
 
 __all__ = [
     "ALLOWED", "Allowed", "Facts", "Fresh", "FreshPage", "PageReport", "Problem", "Result", "Setup", "SiteError",
     "check_document", "check_heading", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path",
-    "parse_html", "parse_svg", "refresh_command", "run", "setup",
+    "parse_html", "parse_svg", "refresh_command", "run", "setup", "Verdicts",
 ]
 
 
 def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) -> int:
     """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised).
 
-    ``fresh`` re-runs every page's fixtures instead of using the entries of the fixture cache proven current.
+    A document found clean by an earlier check with exactly the same inputs is not read again (the verdict
+    cache, :mod:`~site_builder.check.verdicts`); what the caches say (a damaged or unwritable file) is a line
+    on standard error. ``fresh`` re-runs every page's fixtures instead of using the entries of the fixture cache
+    proven current, and neither reads nor writes the verdict cache.
     """
-    result = check_site(Path(site_dir), setup(project, rerun=fresh))
+    prepared = setup(project, rerun=fresh)
+    verdicts = None
+    if not fresh:
+        warn = lambda line: print(shown(line, 600), file=sys.stderr)  # noqa: E731
+        seal_key()
+        if key_problem():
+            warn(str(key_problem()))
+        verdicts = Verdicts.of(prepared.project.cache_dir, warn, prepared.project.display)
+    result = check_site(Path(site_dir), prepared, verdicts)
+    if verdicts is not None:
+        verdicts.save()
     sys.stdout.write(result.render())
     return 0 if result.ok else 1

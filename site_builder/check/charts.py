@@ -74,14 +74,14 @@ def first_difference(want: etree._Element, got: etree._Element, top: etree._Elem
     if local(want.tag) != local(got.tag):
         return _path(got, top), f"a <{local(want.tag)}> element", f"<{local(got.tag)}>"
     a, b = _attributes(want), _attributes(got)
-    for name in sorted(a.keys() | b.keys()):
+    for name in sorted(a.keys() | b.keys()) if a != b else ():
         if a.get(name) != b.get(name):
             if name in a and name in b:
                 return _path(got, top), *_attribute_difference(name, a[name], b[name])
             expected = f"{name}={quote(a[name], 80)}" if name in a else f"no {name} attribute"
             found = f"{name}={quote(b[name], 80)}" if name in b else f"no {name} attribute"
             return _path(got, top), f"{expected} (drawn from the trace)", found
-    if want.get("data-trace") is None and _words(want.text) != _words(got.text):
+    if want.get("data-trace") is None and want.text != got.text and _words(want.text) != _words(got.text):
         return _path(got, top), f"the words {quote(_words(want.text), 80)}", quote(_words(got.text), 80)
     kids_a = [c for c in want if isinstance(c.tag, str)]
     kids_b = [c for c in got if isinstance(c.tag, str)]
@@ -89,7 +89,7 @@ def first_difference(want: etree._Element, got: etree._Element, top: etree._Elem
         found = first_difference(x, y, top)
         if found is not None:
             return found
-        if _words(x.tail) != _words(y.tail):
+        if x.tail != y.tail and _words(x.tail) != _words(y.tail):
             return _path(y, top), f"the words {quote(_words(x.tail), 80)} after it", quote(_words(y.tail), 80)
     if len(kids_a) != len(kids_b):
         return (_path(got, top), f"{len(kids_a)} elements inside (drawn from the trace)",

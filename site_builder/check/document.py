@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import itertools
 import re
 import urllib.parse
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from lxml import etree
 
 from ..errors import shown
-from ..facts import FORMATS, UnknownFact, format_fact, formatter
+from ..facts import FORMATS, FactBook, UnknownFact, formatter
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
 from .numbers import ALLOWED, Allowed, Found, scan
@@ -138,40 +139,55 @@ def parse_svg(data: bytes) -> etree._Element:
     return _shallow(root)
 
 
+# An element nested in MAX_DEPTH others (the root is at depth 1): one step per level, evaluated in libxml2.
+_TOO_DEEP = etree.XPath("boolean(self::*" + "/*" * MAX_DEPTH + ")")
+
+
 def _shallow(root: etree._Element) -> etree._Element:
-    depth = deepest = 0
-    for event, _ in etree.iterwalk(root, events=("start", "end")):
-        depth += 1 if event == "start" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > MAX_DEPTH:
-                raise ValueError(f"elements nested more than {MAX_DEPTH} deep")
+    if _TOO_DEEP(root):
+        raise ValueError(f"elements nested more than {MAX_DEPTH} deep")
     return root
 
 
 @dataclass
 class _Doc:
-    """A parsed document with the lookups every message needs."""
+    """A parsed document with the lookups every message needs (made when the first message is)."""
 
     root: etree._Element
     page: str
-    order: dict[etree._Element, int]
-    headings: list[tuple[int, str]]  # (order, id) of headings with an id
-    svg_index: dict[etree._Element, int]
 
     @classmethod
     def of(cls, root: etree._Element, page: str) -> "_Doc":
+        return cls(root, page)
+
+    @cached_property
+    def _lookups(self) -> tuple[dict[etree._Element, int], list[tuple[int, str]], dict[etree._Element, int]]:
         order: dict[etree._Element, int] = {}
         headings: list[tuple[int, str]] = []
         svg_index: dict[etree._Element, int] = {}
-        for i, el in enumerate(root.iter()):
+        for i, el in enumerate(self.root.iter()):
             order[el] = i
             name = local(el.tag)
             if name in HEADINGS and el.get("id"):
                 headings.append((i, el.get("id")))
             elif name == "svg":
                 svg_index[el] = len(svg_index) + 1
-        return cls(root, page, order, headings, svg_index)
+        return order, headings, svg_index
+
+    @property
+    def order(self) -> dict[etree._Element, int]:
+        """Every node of the document by its position in document order."""
+        return self._lookups[0]
+
+    @property
+    def headings(self) -> list[tuple[int, str]]:
+        """(order, id) of the headings with an id."""
+        return self._lookups[1]
+
+    @property
+    def svg_index(self) -> dict[etree._Element, int]:
+        """Each ``<svg>`` by its number on the page, from 1."""
+        return self._lookups[2]
 
     def problem(self, el: etree._Element, element: str, expected: str, found: str, detail: tuple[str, ...] = ()) -> Problem:
         return Problem(self.page, self.order.get(el, 0), element, expected, found, detail)
@@ -246,13 +262,31 @@ def _graph_item_name(group: etree._Element) -> str:
     return label or group.get("id") or "?"
 
 
-def _chain(el: etree._Element, memo: dict[etree._Element, tuple[Node, ...]]) -> tuple[Node, ...]:
-    """The elements from the root down to ``el``, as selectors see them (shared prefixes computed once)."""
-    if el in memo:
-        return memo[el]
+_NODES: dict[tuple[str, str | None, str | None], Node] = {}  # (tag, id, class) -> its Node, which never changes
+
+
+def _chain(
+    el: etree._Element, memo: dict[etree._Element, tuple[Node, ...]], maths: dict[etree._Element, bool] | None = None
+) -> tuple[Node, ...]:
+    """The elements from the root down to ``el``, as selectors see them (shared prefixes computed once).
+
+    ``maths`` (when given) notes for each element of the chain whether it is, or is inside, a ``<math>``.
+    """
+    chain = memo.get(el)
+    if chain is not None:
+        return chain
     parent = el.getparent()
-    head = _chain(parent, memo) if parent is not None else ()
-    memo[el] = chain = (*head, Node(local(el.tag), el.get("id"), frozenset((el.get("class") or "").split())))
+    head = _chain(parent, memo, maths) if parent is not None else ()
+    name = local(el.tag)
+    seen = (name, el.get("id"), el.get("class"))
+    node = _NODES.get(seen)
+    if node is None:
+        node = Node(name, seen[1], frozenset((seen[2] or "").split()))
+        if len(_NODES) < 4096:  # a page inventing ids cannot grow it without bound
+            _NODES[seen] = node
+    memo[el] = chain = (*head, node)
+    if maths is not None:
+        maths[el] = name == "math" or (parent is not None and maths[parent])
     return chain
 
 
@@ -260,22 +294,18 @@ def _text(el: etree._Element) -> str:
     return _WS.sub(" ", "".join(el.itertext())).strip()
 
 
-def _in_math(el: etree._Element) -> bool:
-    return local(el.tag) == "math" or any(local(a.tag) == "math" for a in el.iterancestors())
-
-
 # -- data-trace -------------------------------------------------------------------------
 
 
-def _trace_elements(root: etree._Element) -> Iterator[etree._Element]:
-    for el in root.iter():
-        if isinstance(el.tag, str) and (el.get("data-trace") is not None or el.get("data-format") is not None):
-            yield el
+# Elements carrying data-trace or data-format, the root included, in document order (found by libxml2).
+_TRACE_ELEMENTS = etree.XPath("descendant-or-self::*[@data-trace or @data-format]")
 
 
 def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
     chains: dict[etree._Element, tuple[Node, ...]] = {}
-    for el in _trace_elements(doc.root):
+    maths: dict[etree._Element, bool] = {}
+    book = FactBook(facts.values) if facts.values is not None else None  # format_fact, without one per value
+    for el in _TRACE_ELEMENTS(doc.root):
         key, fmt = el.get("data-trace"), el.get("data-format")
 
         def fail(expected: str, found: str) -> None:
@@ -283,14 +313,14 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
             report.problems.append(doc.problem(el, doc.describe(el, local(el.tag) + label), expected, found))
 
         if key is not None:
-            report.shown.append(Shown(key, _chain(el, chains)))
+            report.shown.append(Shown(key, _chain(el, chains, maths)))
         if key is None or not key.strip():
             fail("a data-trace key beside data-format", "none")
             continue
         if fmt is None or not fmt.strip():
             fail("a data-format beside data-trace", "none")
             continue
-        if facts.values is None:
+        if book is None:
             continue  # the page's fixtures failed; that is reported once, not per value
         report.values += 1
         if key in facts.ambiguous:
@@ -300,7 +330,7 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
             fail(f"a known format ({', '.join(sorted(FORMATS))}, bool:YES|NO)", f"data-format={fmt!r}")
             continue
         try:
-            expected = format_fact(facts.values, key, fmt)
+            expected = book.text(key, fmt)
         except UnknownFact:
             fail("a key of the page's trace facts", f"unknown key {key!r}")
             continue
@@ -308,7 +338,9 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
             fail(f"a value that format {fmt!r} can show", f"{type(exc).__name__}: {exc}")
             continue
         found = "".join(el.itertext())
-        if _in_math(el):
+        if found == expected:
+            continue
+        if maths[el]:  # in math, or math itself
             same = _WS.sub("", found) == _WS.sub("", expected)
         else:
             same = _WS.sub(" ", found).strip() == _WS.sub(" ", expected).strip()
@@ -331,14 +363,31 @@ def _code_text(container: etree._Element) -> str:
     return "\n".join(parts)
 
 
-def _code_pieces(el: etree._Element) -> Iterator[str]:
-    if el.text and "linenos" not in (el.get("class") or ""):
-        yield el.text
-    for child in el:
-        if isinstance(child.tag, str) and "linenos" not in (child.get("class") or ""):
-            yield from _code_pieces(child)
-        if child.tail:
-            yield child.tail
+_NUMBERED = etree.XPath("descendant::*[contains(@class, 'linenos')]")
+
+
+def _code_pieces(pre: etree._Element) -> list[str]:
+    """The texts of ``pre`` in order, leaving out elements (and their contents) of class ``linenos``."""
+    if pre.getroottree().docinfo.xml_version is None and not _NUMBERED(pre):
+        # from the HTML parser (no entities), and no line numbers inside: its whole text, as libxml2 writes it
+        text = etree.tostring(pre, method="text", encoding="unicode", with_tail=False)
+        return [text] if "linenos" not in (pre.get("class") or "") else [text[len(pre.text or ""):]]
+    pieces: list[str] = []
+    add = pieces.append
+
+    def walk(el: etree._Element) -> None:
+        for child in el:
+            if isinstance(child.tag, str) and "linenos" not in (child.get("class") or ""):
+                if child.text:
+                    add(child.text)
+                walk(child)
+            if child.tail:
+                add(child.tail)
+
+    if pre.text and "linenos" not in (pre.get("class") or ""):
+        add(pre.text)
+    walk(pre)
+    return pieces
 
 
 def _caption(container: etree._Element) -> etree._Element | None:
@@ -352,12 +401,14 @@ def excerpt_caption(ref: str) -> str:
     return f"{path}, region {name}"
 
 
+# Elements carrying data-source, the root included, in document order.
+_EXCERPTS = etree.XPath("descendant-or-self::*[@data-source]")
+
+
 def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
-    for el in doc.root.iter():
-        if not isinstance(el.tag, str) or el.get("data-source") is None:
-            continue
+    for el in _EXCERPTS(doc.root):
         ref = el.get("data-source")
-        where = doc.describe(el, f"{local(el.tag)}[data-source={ref}]")
+        where = lambda: doc.describe(el, f"{local(el.tag)}[data-source={ref}]")  # noqa: E731 - only for a message
         caption = _caption(el)
         if caption is not None and _text(caption) != excerpt_caption(ref):
             report.problems.append(
@@ -367,12 +418,12 @@ def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
         try:
             region = sources.region(ref)
         except RegionError as exc:
-            report.problems.append(doc.problem(el, where, exc.expected, exc.found))
+            report.problems.append(doc.problem(el, where(), exc.expected, exc.found))
             continue
         outcome = compare(region, _code_text(el), ref)
         if outcome is not None:
             expected, found, diff = outcome
-            report.problems.append(doc.problem(el, where, expected, found, diff))
+            report.problems.append(doc.problem(el, where(), expected, found, diff))
 
 
 # -- numbers without provenance ---------------------------------------------------------
@@ -460,18 +511,18 @@ class _Flat:
     """Text of a subtree as a reader meets it, with the element that owns each piece."""
 
     chunks: list[str] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)
     owners: list[etree._Element] = field(default_factory=list)
-    length: int = 0
+    _starts: list[int] | None = None  # where each chunk starts, counted when an owner is first asked for
 
     def add(self, text: str, owner: etree._Element) -> None:
-        self.starts.append(self.length)
-        self.owners.append(owner)
         self.chunks.append(text)
-        self.length += len(text)
+        self.owners.append(owner)
+        self._starts = None
 
     def owner(self, offset: int) -> etree._Element:
-        return self.owners[bisect.bisect_right(self.starts, offset) - 1]
+        if self._starts is None:
+            self._starts = [0, *itertools.accumulate(map(len, self.chunks))][:-1]
+        return self.owners[bisect.bisect_right(self._starts, offset) - 1]
 
     def text(self) -> str:
         return "".join(self.chunks)
@@ -487,60 +538,80 @@ def _is_index(el: etree._Element, parent: str, position: int) -> bool:
     return parent in MATHML_SUBSCRIPT_PARENTS and position == 1 and bool(_INDEX.fullmatch(_WS.sub("", _text(el))))
 
 
-def _verified(el: etree._Element) -> bool:
-    return el.get("data-trace") is not None or el.get("data-format") is not None
+def _flatten(scope: etree._Element, flat: _Flat, html: bool) -> None:
+    """Add the text of ``scope`` as a reader meets it to ``flat``: a verified element (a value, an excerpt's code
+    and caption) is a hole, a block is set apart, scripts and styles are left out, and so is a MathML index."""
+    chunks, owners = flat.chunks, flat.owners
+    chunk, own = chunks.append, owners.append
+    names = _LOCALS.get
 
-
-def _flatten(el: etree._Element, flat: _Flat, html: bool) -> None:
-    name = local(el.tag)
-    if name in SKIPPED:
-        return
-    if _verified(el):
-        flat.add(_HOLE, el)
-        return
-    if el.get("data-source") is not None and not any(True for _ in el.iter("pre", "{*}pre")):
-        flat.add(_HOLE, el)  # an excerpt without <pre>: the whole container is the compared code
-        return
-    if name in ("pre", "figcaption") and any(a.get("data-source") is not None for a in el.iterancestors()):
-        if name == "pre" or el.getparent().get("data-source") is not None:
-            flat.add(_HOLE, el)  # the code and the caption of an excerpt, both compared with its source
+    def walk(el: etree._Element, name: str, html: bool, sourced: bool) -> None:
+        # ``sourced``: an ancestor of ``el`` carries data-source
+        if name in SKIPPED:
             return
-    block = name not in INLINE
-    edge = html and name in ("sub", "sup")
-    if block:
-        flat.add(_SEP, el)
-    if edge:
-        flat.add(_EDGE, el)
-    if el.text:
-        flat.add(el.text, el)
-    for position, child in enumerate(el):
-        if isinstance(child.tag, str) and not _is_index(child, name, position):
-            _flatten(child, flat, html and name not in ("svg", "math"))
-        if child.tail:
-            flat.add(child.tail, el)
-    if edge:
-        flat.add(_EDGE, el)
-    if block:
-        flat.add(_SEP, el)
+        attributes = el.keys()  # one call, where three get() calls cost twice as much
+        if "data-trace" in attributes or "data-format" in attributes:
+            chunk(_HOLE)
+            own(el)
+            return
+        source = "data-source" in attributes
+        if source and next(el.iter("pre", "{*}pre"), None) is None:
+            chunk(_HOLE)  # an excerpt without <pre>: the whole container is the compared code
+            own(el)
+            return
+        if sourced and (name == "pre" or name == "figcaption"):
+            if name == "pre" or el.getparent().get("data-source") is not None:
+                chunk(_HOLE)  # the code and the caption of an excerpt, both compared with its source
+                own(el)
+                return
+        block = name not in INLINE
+        edge = html and (name == "sub" or name == "sup")
+        if block:
+            chunk(_SEP)
+            own(el)
+        if edge:
+            chunk(_EDGE)
+            own(el)
+        text = el.text
+        if text:
+            chunk(text)
+            own(el)
+        inner_html = html and name != "svg" and name != "math"
+        inner_sourced = sourced or source
+        indexed = name in MATHML_SUBSCRIPT_PARENTS
+        for position, child in enumerate(el):
+            tag = child.tag
+            if isinstance(tag, str) and not (indexed and _is_index(child, name, position)):
+                child_name = names(tag)
+                walk(child, local(tag) if child_name is None else child_name, inner_html, inner_sourced)
+            tail = child.tail
+            if tail:
+                chunk(tail)
+                own(el)
+        if edge:
+            chunk(_EDGE)
+            own(el)
+        if block:
+            chunk(_SEP)
+            own(el)
+
+    flat._starts = None
+    sourced = any(a.get("data-source") is not None for a in scope.iterancestors())
+    walk(scope, local(scope.tag), html, sourced)
 
 
 def _scopes(root: etree._Element) -> list[etree._Element]:
     """The parts of a document a reader reads: an SVG drawing whole; a page's ``<title>`` and ``<body>``."""
     if local(root.tag) == "svg":
         return [root]
-    picked = [t for t in root.iter("title") if any(local(a.tag) == "head" for a in t.iterancestors())]
+    if root.getroottree().docinfo.xml_version is None:  # the HTML parser names elements in lower case
+        heads = {t for head in root.getroottree().iter("{*}head") for t in head.iter("title")}
+        picked = [t for t in root.iter("title") if t in heads]
+    else:
+        picked = [t for t in root.iter("title") if any(local(a.tag) == "head" for a in t.iterancestors())]
     body = root.find("body")
     picked.append(body if body is not None else root)
     return picked
-
-
-def _shown_attributes(el: etree._Element, name: str, extra: frozenset[str]) -> Iterator[tuple[str, str]]:
-    """(attribute, value) of every attribute of ``el`` a reader sees or hears."""
-    own = SHOWN_ATTRIBUTES_OF.get(name)
-    for attr, value in el.attrib.items():
-        plain = _plain_attribute(attr)
-        if plain in SHOWN_ATTRIBUTES or (own is not None and plain in own) or plain in extra:
-            yield plain, value
 
 
 def _embedded(el: etree._Element) -> Iterator[tuple[str, str]]:
@@ -565,26 +636,45 @@ def _plain_attribute(attr: str) -> str:
     return attr.rsplit("}", 1)[-1].rsplit(":", 1)[-1].lower()
 
 
+_EMBEDDING = frozenset({"srcdoc", "src", "href", "data", "poster"})  # attributes :func:`_embedded` may read
+
+
 def _attribute_runs(root: etree._Element, extra: frozenset[str]) -> Iterator[tuple[etree._Element, str, str]]:
-    """(element, label, text) for every shown attribute, the description meta tag and each CSS ``content`` string."""
-    todo = [root]
-    while todo:
-        el = todo.pop()
-        name = local(el.tag)
-        if name == "style":
-            for text in css_content("".join(el.itertext()))[0]:
-                yield el, "style content", text
-            continue
+    """(element, label, text) for every shown attribute, the description meta tag and each CSS ``content`` string.
+
+    In document order, leaving out scripts and templates (and reading a ``<style>`` for what it writes).
+    """
+    shown = SHOWN_ATTRIBUTES | extra
+    names = _LOCALS.get
+    nodes = root.iter()  # every node, comments too, as iterdescendants() counts them
+    for el in nodes:
+        tag = el.tag
+        name = names(tag)
+        if name is None:
+            name = local(tag)
         if name in SKIPPED or not name:
+            if name == "style":
+                for text in css_content("".join(el.itertext()))[0]:
+                    yield el, "style content", text
+            if len(el):  # nothing inside is read: pass over it
+                inside = sum(1 for _ in el.iterdescendants())
+                next(itertools.islice(nodes, inside, inside), None)
             continue
         if name == "meta" and (el.get("name") or "").lower() == "description" and el.get("content"):
             yield el, "meta[name=description]", el.get("content")
-        if el.attrib:
-            for attr, value in _shown_attributes(el, name, extra):
-                yield el, f"{name}[{attr}]", value
-            for attr, value in _embedded(el):
-                yield el, f"{name}[{attr}]", value
-        todo.extend(reversed(el))
+        attributes = el.keys()
+        if attributes:
+            own = SHOWN_ATTRIBUTES_OF.get(name)
+            embeds = False
+            for attr in attributes:
+                plain = _plain_attribute(attr)
+                if plain in shown or (own is not None and plain in own):
+                    yield el, f"{name}[{plain}]", el.get(attr)
+                if plain in _EMBEDDING and (plain == "srcdoc" or el.get(attr).lstrip()[:5].lower() == "data:"):
+                    embeds = True
+            if embeds:
+                for attr, value in _embedded(el):
+                    yield el, f"{name}[{attr}]", value
 
 
 def shown_by_styles(root: etree._Element) -> frozenset[str]:
@@ -632,21 +722,43 @@ def check_numbers(
 
 
 def visible_text(root: etree._Element) -> str:
-    """Every text of the page a reader meets (title and body, values and code included), without spaces."""
+    """Every text of the page a reader meets (body, then title; values and code included), without spaces."""
     parts: list[str] = []
-    todo = [scope for scope in _scopes(root)]
-    while todo:
-        el = todo.pop()
-        if isinstance(el, str):
-            parts.append(el)
+    add = parts.append
+    # The HTML parser names elements in lower case: in its trees, scripts, styles and templates are found by
+    # name, and a subtree with none of them is read whole by libxml2 (its text output, like itertext, leaves out
+    # comments and processing instructions, not the text after them, as walk() does).
+    html = root.getroottree().docinfo.xml_version is None
+    holding: set[etree._Element] = set()  # elements with a script, style or template inside
+
+    def walk(el: etree._Element) -> None:
+        if el.text:
+            add(el.text)
+        for child in el:
+            tag = child.tag
+            name = local(tag)
+            if not name or name in SKIPPED:
+                pass
+            elif html and child not in holding:
+                add(etree.tostring(child, method="text", encoding="unicode", with_tail=False))
+            else:
+                walk(child)
+            if child.tail:
+                add(child.tail)
+
+    for scope in reversed(_scopes(root)):
+        name = local(scope.tag)
+        if not name or name in SKIPPED:
             continue
-        if local(el.tag) in SKIPPED or not local(el.tag):
-            continue
-        parts.append(el.text or "")
-        for child in reversed(el):
-            todo.append(child.tail or "")
-            todo.append(child)
-    return _WS.sub("", "".join(parts))
+        if html:
+            holding.clear()
+            for skipped in scope.iter(*(f"{{*}}{name}" for name in SKIPPED)):
+                for a in skipped.iterancestors():
+                    if a in holding:
+                        break
+                    holding.add(a)
+        walk(scope)
+    return "".join("".join(parts).split())  # str.split() splits at the whitespace _WS matches
 
 
 def _context(text: str, start: int, end: int, width: int = 30) -> str:
@@ -659,29 +771,56 @@ def _context(text: str, start: int, end: int, width: int = 30) -> str:
 # -- the page heading -------------------------------------------------------------------
 
 
+_XML_SPACE = re.compile(r"[ \t\r\n]+")  # what XPath's normalize-space() collapses
+_FRONT_MATTER = re.compile(r"title\s*:")
+
+
 def _article(root: etree._Element) -> etree._Element:
-    found = root.xpath("//*[contains(concat(' ', normalize-space(@class), ' '), ' md-content ')]//article")
-    if found:
-        return found[0]
+    """The first ``<article>`` inside an element of class ``md-content`` (the page's content), else the body."""
+    for article in root.getroottree().iter("article"):
+        for a in article.iterancestors():
+            if " md-content " in f" {_XML_SPACE.sub(' ', a.get('class') or '')} ":
+                return article
     body = root.find("body")
     return body if body is not None else root
+
+
+def _reads_title(el: etree._Element) -> bool:
+    """Whether the text of ``el`` starts with ``title:``, reading no further than its first words when it does not."""
+    head = ""
+    for piece in el.itertext():
+        head += piece
+        if len(head.lstrip()) >= 5:
+            break
+    if not head.lstrip().startswith("title"):
+        return False
+    return bool(_FRONT_MATTER.match(_text(el)))
 
 
 def check_heading(root: etree._Element, page: str, heading: str) -> list[Problem]:
     """A generated page has one ``<h1>`` reading exactly its declared heading, and no front matter shown as text."""
     article = _article(root)
     problems: list[Problem] = []
-    h1s = [el for el in article.iter() if local(el.tag) == "h1"]
+    h1s: list[etree._Element] = []
+    front: tuple[str, etree._Element] | None = None  # the first heading or paragraph reading "title:"
+    names = _LOCALS.get
+    for el in article.iter():
+        tag = el.tag
+        name = names(tag)
+        if name is None:
+            name = local(tag)
+        if name == "h1":
+            h1s.append(el)
+        if front is None and (name in HEADINGS or name == "p") and _reads_title(el):
+            front = name, el
     if len(h1s) != 1:
         problems.append(Problem(page, 0, "h1", "one <h1> with the page's title", f"{len(h1s)} <h1> elements"))
     elif _text(h1s[0]) != _WS.sub(" ", heading).strip():
         problems.append(Problem(page, 0, "h1", f"the title declared in page.toml, {quote(heading)}", quote(_text(h1s[0]))))
-    for el in article.iter():
-        if local(el.tag) in (*HEADINGS, "p") and re.match(r"title\s*:", _text(el)):
-            problems.append(
-                Problem(page, 0, local(el.tag), "front matter read by the site, never shown", quote(_text(el), 80))
-            )
-            break
+    if front is not None:
+        problems.append(
+            Problem(page, 0, front[0], "front matter read by the site, never shown", quote(_text(front[1]), 80))
+        )
     return problems
 
 

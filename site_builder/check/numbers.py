@@ -142,16 +142,20 @@ def scan(text: str, allow: Iterable[Allowed] = ALLOWED, page: str | None = None)
         return []
     spans = allowed_spans(text, allow, page)
     found: list[Found] = []
-    masked = list(text)
+    pieces: list[str] = []  # the text with each numeric name blanked out
+    kept = 0
     for m in numeric_names(text):
-        found.append(Found(m.start(), m.end(), m.group(), True))
-        masked[m.start() : m.end()] = " " * (m.end() - m.start())
-    numbers = [(s, e) for s, e in unicode]
-    for m in NUMBER_RE.finditer("".join(masked)):
-        if not any(s < m.end() and m.start() < e for s, e in unicode):
+        start, end = m.span()
+        found.append(Found(start, end, m.group(), True))
+        pieces += (text[kept:start], " " * (end - start))
+        kept = end
+    masked = "".join((*pieces, text[kept:])) if pieces else text
+    numbers = list(unicode)
+    for m in NUMBER_RE.finditer(masked):
+        if not unicode or not any(s < m.end() and m.start() < e for s, e in unicode):
             numbers.append(m.span())
     for start, end in numbers:
-        if any(a <= start and end <= b for a, b in spans):
+        if spans and any(a <= start and end <= b for a, b in spans):
             continue
         found.append(Found(start, end, text[start:end], False))
     found.sort(key=lambda f: f.start)

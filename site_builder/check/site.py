@@ -26,6 +26,7 @@ from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
 from .numbers import scan
 from .problems import DETAIL_LINES, Problem, Result, quote
+from .verdicts import Reads, Verdicts
 
 
 _WS = re.compile(r"\s+")
@@ -89,8 +90,12 @@ def check_page(setup: Setup, page: str, text: str | bytes) -> PageReport:
     return check_tree(setup, page, parse_html(text))
 
 
-def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
-    """Every check on a built site. Raises :class:`SiteError` when there is no site to check."""
+def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts | None = None) -> Result:
+    """Every check on a built site. Raises :class:`SiteError` when there is no site to check.
+
+    With ``verdicts`` (``site-builder check``), a document an earlier check found clean with exactly the same
+    inputs is not read again (see :mod:`~site_builder.check.verdicts`); the caller saves them afterwards.
+    """
     site_dir = Path(site_dir)
     if not site_dir.exists():
         raise SiteError(f"no site folder at {site_dir} (build it first: mkdocs build)")
@@ -107,7 +112,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     shown_attributes: set[str] = set()
     for file in styles:
         page = file.relative_to(site_dir).as_posix()
-        text, problem = _decoded(file, page, "CSS style sheet")
+        text, problem = _decoded(_read(file), page, "CSS style sheet")
         if text is None:
             result.problems.append(problem)
             continue
@@ -123,29 +128,45 @@ def check_site(site_dir: Path, prepared: Setup | None = None) -> Result:
     texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
     documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
     documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
+    attributes = frozenset(shown_attributes)
     for file, parse, kind in documents:
         page = file.relative_to(site_dir).as_posix()
-        text, problem = _decoded(file, page, f"{kind} document")
-        if text is None:
-            result.problems.append(problem)
-            continue
-        try:
-            root = parse(text.encode("utf-8"))
-        except (etree.XMLSyntaxError, ValueError) as exc:
-            result.problems.append(Problem(page, 0, "file", f"a readable {kind} document", str(exc)))
-            continue
-        report = check_document(root, page, prepared.facts_for(page), prepared.sources, frozenset(shown_attributes))
+        raw = _read(file)
+        facts = prepared.facts_for(page)
         generated = prepared.fresh.by_html_path.get(page)
-        if generated is not None:
-            report.problems += check_heading(root, page, generated.source.heading)
-            report.problems += check_charts(root, page, generated.charts)
+        key = None
+        if verdicts is not None:
+            drawn = (generated.source.heading, generated.charts) if generated is not None else (None, None)
+            key = verdicts.key(page, raw, facts, attributes, *drawn)
+        known = verdicts.reuse(key, prepared.sources) if verdicts is not None and key is not None else None
+        if known is not None:  # found clean before, with these very inputs
+            report = PageReport(values=known.values, shown=list(known.shown), links=set(known.links))
+            visible = known.text
+        else:
+            text, problem = _decoded(raw, page, f"{kind} document")
+            if text is None:
+                result.problems.append(problem)
+                continue
+            try:
+                root = parse(raw)
+            except (etree.XMLSyntaxError, ValueError) as exc:
+                result.problems.append(Problem(page, 0, "file", f"a readable {kind} document", str(exc)))
+                continue
+            reads = Reads(prepared.sources)
+            report = check_document(root, page, facts, reads, attributes)
+            if generated is not None:
+                report.problems += check_heading(root, page, generated.source.heading)
+                report.problems += check_charts(root, page, generated.charts)
+            visible = visible_text(root) if kind == "HTML" else None
+            if verdicts is not None and key is not None and not report.problems:
+                verdicts.keep(key, report, visible, reads.read)
         _add(result, report)
         owner = prepared.fresh.owner(page)
         if owner is not None:
             shown.setdefault(owner.html_path, []).extend(report.shown)
         links[page] = report.links
-        if kind == "HTML":
-            texts[page] = visible_text(root)
+        if kind == "HTML" and visible is not None:
+            texts[page] = visible
 
     result.problems += check_search_index(site_dir, texts)
     for fresh_page in prepared.fresh.pages:
@@ -193,9 +214,8 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     return sorted(files), special
 
 
-def _decoded(file: Path, page: str, kind: str) -> tuple[str | None, Problem | None]:
-    """The file's text, or the problem that it is not UTF-8 (a garbage page is one line, not its mojibake)."""
-    raw = _read(file)
+def _decoded(raw: bytes, page: str, kind: str) -> tuple[str | None, Problem | None]:
+    """A file's text, or the problem that it is not UTF-8 (a garbage page is one line, not its mojibake)."""
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
@@ -318,7 +338,7 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
     if not file.is_file():
         return []
     problem = lambda order, element, expected, found: Problem(SEARCH_INDEX, order, element, expected, found)  # noqa: E731
-    text, bad = _decoded(file, SEARCH_INDEX, "JSON search index")
+    text, bad = _decoded(_read(file), SEARCH_INDEX, "JSON search index")
     if text is None:
         return [bad]
     try:
@@ -327,6 +347,7 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         return [problem(0, "file", "a search index (JSON with a list of docs)", f"{type(exc).__name__}: {exc}")]
     problems: list[Problem] = []
+    minus: dict[str, str] = {}  # built page -> what it shows, with the minus sign for every hyphen
     for i, (location, title, body) in enumerate(entries):
         page = html_path(location.split("#", 1)[0] + "index.md") if location.split("#", 1)[0] else "index.html"
         shown = texts.get(page)
@@ -334,9 +355,11 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
         if shown is None:
             problems.append(problem(i, element, "an entry for a page of the site", f"no page {page}"))
             continue
+        if page not in minus:
+            minus[page] = shown.replace("-", "\u2212")
         words = title + "\n" + "".join(parse_html(f"<div>{body}</div>").itertext()) if body.strip() else title
         for found in scan(words, ()):
-            if _WS.sub("", found.text).replace("-", "\u2212") not in shown.replace("-", "\u2212"):
+            if _WS.sub("", found.text).replace("-", "\u2212") not in minus[page]:
                 problems.append(problem(i, element, f"a number {page} shows", f"{found.text!r} in {quote(words, 80)}"))
     return problems
 

@@ -83,17 +83,23 @@ def _dot_stamp() -> str:
     return f"{os.path.realpath(dot)}:{info.st_size}:{info.st_mtime_ns}"
 
 
+def package_digest() -> bytes:
+    """Our code and what it runs on: every ``.py`` file of ``site_builder``, the installed distributions and
+    their versions, the Python version (read and hashed on every call, never judged by a time stamp)."""
+    from ..pipeline.sources import distributions
+
+    package = hashlib.sha256(CACHE_FORMAT.encode() + b"\0")
+    for part in (sys.version, json.dumps(sorted(distributions().items()))):
+        package.update(part.encode("utf-8") + b"\0")
+    _files_digest(package, PACKAGE_DIR, lambda p: p.suffix != ".py")
+    return package.digest()
+
+
 class Keys:
     """The render keys of one build: what all pages share is read and hashed once."""
 
     def __init__(self, templates_dir: Path, pages: Sequence[Any]) -> None:
-        from ..pipeline.sources import distributions
-
-        package = hashlib.sha256(CACHE_FORMAT.encode() + b"\0")
-        for part in (sys.version, json.dumps(sorted(distributions().items()))):
-            package.update(part.encode("utf-8") + b"\0")
-        _files_digest(package, PACKAGE_DIR, lambda p: p.suffix != ".py")
-        self.package = package.digest()  # our code and what it runs on
+        self.package = package_digest()  # our code and what it runs on
         shared = hashlib.sha256(self.package + _dot_stamp().encode("utf-8") + b"\0templates\0")
         _files_digest(shared, Path(templates_dir))
         site = [(p.slug, p.title, p.page_path, p.chapter, p.url) for p in pages]
