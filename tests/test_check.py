@@ -541,3 +541,27 @@ def test_a_golden_that_is_a_folder_or_unreadable_is_a_problem_not_a_crash(prepar
     monkeypatch.setattr(Path, "read_bytes", refuse)
     problems = check_goldens(chapter_only(prepared), {("ch24", "trace"): locked})
     assert len(problems) == 1 and problems[0].found == "permission denied", problems
+
+
+def test_a_checked_page_is_freed_at_once_so_memory_stays_flat_across_pages(built_site):
+    """The build scans every page, and check reads every page: each page's tree must go as soon as it is done
+    with, not wait for the garbage collector (a cycle holding it kept every page of a build alive)."""
+    import gc
+
+    from site_builder.check.document import PageReport, _Doc, check_numbers, parse_html, visible_text
+
+    data = (built_site / PAGE).read_bytes()
+
+    def read() -> None:
+        root = parse_html(data)
+        check_numbers(_Doc.of(root, PAGE), frozenset(), PageReport())
+        visible_text(root)
+
+    read()  # first use: caches fill, modules finish loading
+    gc.collect()
+    gc.disable()
+    try:
+        read()
+        assert gc.collect() == 0  # nothing was left that only the collector could free
+    finally:
+        gc.enable()

@@ -387,6 +387,7 @@ def _code_pieces(pre: etree._Element) -> list[str]:
     if pre.text and "linenos" not in (pre.get("class") or ""):
         add(pre.text)
     walk(pre)
+    del walk  # a recursive closure refers to itself: unbound, the tree it read is freed now, not by the next GC pass
     return pieces
 
 
@@ -598,6 +599,7 @@ def _flatten(scope: etree._Element, flat: _Flat, html: bool) -> None:
     flat._starts = None
     sourced = any(a.get("data-source") is not None for a in scope.iterancestors())
     walk(scope, local(scope.tag), html, sourced)
+    del walk  # a recursive closure refers to itself: unbound, the tree it read is freed now, not by the next GC pass
 
 
 def _scopes(root: etree._Element) -> list[etree._Element]:
@@ -758,6 +760,7 @@ def visible_text(root: etree._Element) -> str:
                         break
                     holding.add(a)
         walk(scope)
+    del walk  # a recursive closure refers to itself: unbound, the tree it read is freed now, not by the next GC pass
     return "".join("".join(parts).split())  # str.split() splits at the whitespace _WS matches
 
 
