@@ -66,9 +66,20 @@ def test_a_heading_keeps_its_formula_for_the_table_of_contents():
     assert stashed_convert(text) == convert(text)
 
 
-def test_nested_elements_of_one_name_are_left_for_markdown():
-    nested = '<svg><svg><text>a</text></svg></svg>'
-    assert stash(f"<div>{nested}</div>\n").elements == ()
+def test_of_nested_elements_of_one_name_the_innermost_is_swapped():
+    text = '<div class="chart-box"><svg role="img"><svg><text>a</text></svg></svg></div>\n'
+    kept = stash(text)
+    assert kept.elements == ("<svg><text>a</text></svg>",)
+    assert stashed_convert(text) == convert(text)
+
+
+def test_a_raw_table_and_a_collapsed_block_are_swapped_whole():
+    table = '<table id="t"><thead><tr><th>a</th></tr></thead><tbody><tr><td>*1*</td></tr></tbody></table>'
+    details = f'<details class="example"><summary>Code</summary>\n{FIGURE}\n</details>'
+    text = f"Before.\n\n{table}\n\nBetween.\n\n{details}\n\nAfter.\n"
+    kept = stash(text)
+    assert kept.elements == (table, details) and kept.anchors() == {"t"}
+    assert stashed_convert(text) == convert(text)
 
 
 def test_the_anchors_inside_stashed_elements_are_still_found():

@@ -1,10 +1,11 @@
 """Raw HTML that Markdown passes through unchanged, kept out of its way while a page is converted.
 
 A generated page carries its drawings (SVG charts and diagrams), its formulas
-(MathML) and its code excerpts (highlighted by :func:`~site_builder.render.pages.code_figure`)
-as raw HTML: more than half of its Markdown. Markdown copies such HTML to the
-page as it is, but reads every tag of it first, and MkDocs reads it all once
-more looking for anchors; that reading was most of a page's conversion.
+(MathML), its code excerpts (highlighted by :func:`~site_builder.render.pages.code_figure`),
+its tables and its collapsed blocks as raw HTML: most of its Markdown. Markdown
+copies such HTML to the page as it is, but reads every tag of it first, and
+MkDocs reads it all once more looking for anchors; that reading was most of a
+page's conversion.
 
 :func:`stash` swaps each such element for an empty element of the same name
 with a marker attribute (so Markdown meets the same block or inline element,
@@ -29,9 +30,10 @@ import html
 import re
 from dataclasses import dataclass
 
-# An element written by our renderer: a drawing, a formula, a code excerpt. Balanced by construction
-# (checked below: a match holding a second opening tag of its name is left alone).
-_ELEMENT = re.compile(r'<(svg|math)\b[^>]*>.*?</\1>|<(figure) class="code-excerpt"[^>]*>.*?</figure>', re.S)
+# An element Markdown passes through: a drawing, a formula, a figure (a code excerpt, a diagram), a table, a
+# collapsed block. The shortest match is taken; one holding a second opening tag of its name (nested) is not
+# swapped whole, but looked into.
+_ELEMENT = re.compile(r"<(svg|math|figure|table|details)\b[^>]*>.*?</\1\s*>", re.S)
 _HEADING_LINE = re.compile(r"[ ]{0,3}#")
 # What MkDocs reads from raw HTML for its anchor check: id="…" (and <a name="…">).
 _ANCHOR = re.compile(r'<([a-zA-Z][\w:-]*)\s[^>]*?\b(id|name)="([^"]*)"')
@@ -56,7 +58,8 @@ class Stash:
             seen[i] += 1
             return self.elements[i]
 
-        restored = re.sub(rf'<(svg|math|figure) data-stash="{self.marker}-(\d+)"></\1>', put_back, converted)
+        restored = re.sub(rf'<(svg|math|figure|table|details) data-stash="{self.marker}-(\d+)"></\1>', put_back,
+                          converted)
         return restored if all(n == 1 for n in seen) else None
 
     def anchors(self) -> set[str]:
@@ -70,20 +73,23 @@ class Stash:
 
 
 def stash(markdown: str) -> Stash:
-    """``markdown`` with each drawing, formula and code excerpt swapped for an empty element of the same name."""
+    """``markdown`` with each drawing, formula, figure, table and collapsed block swapped for an empty element of
+    the same name."""
     marker = hashlib.sha256(markdown.encode("utf-8")).hexdigest()[:12]
     elements: list[str] = []
-
-    def swap(m: re.Match[str]) -> str:
-        tag = m[1] or m[2]
-        text = m[0]
-        if text.count(f"<{tag}") != 1:
-            return text  # nested elements of one name: left for Markdown to read
+    out: list[str] = []
+    pos = 0
+    while (m := _ELEMENT.search(markdown, pos)) is not None:
+        tag, text = m[1], m[0]
+        out.append(markdown[pos : m.start()])
         line_start = markdown.rfind("\n", 0, m.start()) + 1
-        if _HEADING_LINE.match(markdown, line_start):
-            return text
+        if len(re.findall(rf"<{tag}\b", text)) != 1 or _HEADING_LINE.match(markdown, line_start):
+            # nested elements of one name, or a heading's text: keep this opening tag and look inside it
+            pos = markdown.index(">", m.start()) + 1
+            out.append(markdown[m.start() : pos])
+            continue
+        out.append(f'<{tag} data-stash="{marker}-{len(elements)}"></{tag}>')
         elements.append(text)
-        return f'<{tag} data-stash="{marker}-{len(elements) - 1}"></{tag}>'
-
-    swapped = _ELEMENT.sub(swap, markdown)
-    return Stash(swapped, marker, tuple(elements))
+        pos = m.end()
+    out.append(markdown[pos:])
+    return Stash("".join(out), marker, tuple(elements))
