@@ -2,7 +2,7 @@
 
 ``built_site`` is the folder of a real ``mkdocs build --strict`` of this
 repository (the same command ``make site`` runs, into a temporary folder).
-Tests read it; none may write to it. ``server`` serves it on 127.0.0.1 and
+Tests read it; none may write to it (``site_copy`` is a copy a test may change). ``server`` serves it on 127.0.0.1 and
 ``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
 (one fresh run of every page's fixtures) for the test file that asks for it.
 """
@@ -23,6 +23,7 @@ os.environ.update(FIXTURE_ENVIRONMENT)
 
 import functools
 import http.server
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -53,6 +54,14 @@ def site_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
 def built_site(site_build: SiteBuild) -> Path:
     """The folder of a strict build of this repository's site."""
     return site_build.site
+
+
+@pytest.fixture
+def site_copy(built_site: Path, tmp_path: Path) -> Path:
+    """A copy of the built site that a test may change (tampering, removing files)."""
+    target = tmp_path / "site"
+    shutil.copytree(built_site, target)
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -29,13 +29,6 @@ CHAPTER = page("ch24").html_path
 VERDICTS_FORMAT = "site-builder check verdicts 1"
 
 
-@pytest.fixture
-def site_copy(built_site: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "site"
-    shutil.copytree(built_site, target)
-    return target
-
-
 def project_copy(root: Path, cache: Path, slugs: tuple[str, ...] | None = None) -> Path:
     """mkdocs.yml, docs/, templates/ and the page folders (all, or those of ``slugs``) copied to ``root``, with the
     cache folder ``cache``, which starts with the repository's fixture results."""

@@ -26,13 +26,6 @@ GENERATED = [p.html_path for p in PAGES]
 SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹"
 
 
-@pytest.fixture
-def site_copy(built_site: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "site"
-    shutil.copytree(built_site, target)
-    return target
-
-
 def tree(built_site: Path, page_path: str = CHAPTER) -> etree._Element:
     return parse_html((built_site / page_path).read_bytes())
 
