@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -116,6 +117,26 @@ def _mac(body: bytes) -> bytes:
 def seal(body: bytes) -> bytes:
     """A cache entry: a first line with the SHA-256 of ``body`` and its HMAC under this user's key, then ``body``."""
     return hashlib.sha256(body).hexdigest().encode("ascii") + b" " + _mac(body) + b"\n" + body
+
+
+def store_sealed(path: Path, body: bytes) -> None:
+    """Write the cache entry ``body`` at ``path``, sealed, atomically; raises OSError when it cannot be written.
+
+    A folder standing where the entry goes (a damaged cache; never a link, which is replaced, not followed) is
+    removed first, so writing the entry mends it.
+    """
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    write_atomic(path, seal(body))
+
+
+def remove_entry(path: Path) -> None:
+    """Remove a cache entry, or a folder standing in its place (a link is removed, never followed)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 class Foreign(Exception):

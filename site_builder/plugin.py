@@ -663,34 +663,30 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def _load_scan(self) -> set[str]:
         """The keys (SHA-256 of the code, the page's fact names and its HTML) of pages an earlier scan found clean."""
-        from .files import Foreign, unseal
+        from .files import DamagedEntry, load_sealed
 
         path = self._scan_path()
+
+        def clean(data: Any) -> set[str] | None:
+            return set(map(str, data["clean"])) if data.get("format") == SCAN_FORMAT else None
+
         try:
-            body = unseal(path.read_bytes())
-        except (OSError, Foreign):
-            return set()
-        if body is None:
-            notice(f"{self.project.display(path) if self.project else path}: damaged cache entry (its content does "
-                   "not match its checksum); scanning the pages again")
-            return set()
-        try:
-            data = json.loads(body)
-            return set(map(str, data["clean"])) if data.get("format") == SCAN_FORMAT else set()
-        except (ValueError, KeyError, TypeError, AttributeError):
-            notice(f"{self._scan_path()}: damaged cache entry (it does not hold scan results); scanning the pages again")
+            return load_sealed(path, clean, "scan results") or set()
+        except DamagedEntry as exc:
+            notice(f"{self.project.display(path) if self.project else path}: damaged cache entry ({exc}); "
+                   "scanning the pages again")
             return set()
 
     def _save_scan(self) -> None:
         """Keep the clean verdicts of this build's pages (only those), when they changed."""
         if self.scan_known is None or self.scan_used == self.scan_known:
             return
-        from .files import seal, write_atomic
+        from .files import store_sealed
 
         path = self._scan_path()
         body = json.dumps({"format": SCAN_FORMAT, "clean": sorted(self.scan_used)}).encode("utf-8")
         try:
-            write_atomic(path, seal(body))
+            store_sealed(path, body)
         except OSError as exc:
             CacheNotices()(f"{os_error(exc, self.project.display(path) if self.project else path, 'cannot write the number-scan cache')} "
                            "(the site is built without it)")

@@ -790,6 +790,18 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
     assert again.returncode == 0 and warnings_of(again) == [], "the entries were replaced by good ones"
 
 
+def test_a_damaged_number_scan_cache_is_one_warning_and_the_next_build_mends_it(own_cache, tmp_path):
+    scan = tmp_path / "cache" / "scan.json"
+    scan.unlink()
+    scan.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
+    done = own_cache.build()
+    assert done.returncode == 0, done.stdout + done.stderr
+    warned = warnings_of(done)
+    assert len(warned) == 1 and "scan.json: damaged cache entry (it is a folder, not a file)" in warned[0], warned
+    again = own_cache.build()
+    assert again.returncode == 0 and warnings_of(again) == [] and scan.is_file(), warnings_of(again)
+
+
 def test_a_dot_that_exits_0_with_no_drawing_fails_the_build_and_poisons_no_later_one(own_cache, tmp_path):
     import os
 

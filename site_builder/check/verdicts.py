@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import os_error
-from ..files import DamagedEntry, key_problem, load_sealed, seal, write_atomic
+from ..files import DamagedEntry, key_problem, load_sealed, store_sealed
 from .coverage import Node, Shown
 from .document import Facts, PageReport
 from .excerpts import RegionError, Sources
@@ -206,9 +205,7 @@ class Verdicts:
             return
         body = json.dumps({"format": VERDICT_FORMAT, "documents": self._used}, sort_keys=True).encode("utf-8")
         try:
-            if self.path.is_dir() and not self.path.is_symlink():
-                shutil.rmtree(self.path)
-            write_atomic(self.path, seal(body))
+            store_sealed(self.path, body)
         except OSError as exc:
             self.warn(f"{os_error(exc, self.display(self.path), 'cannot write the check cache')} "
                       "(the site is checked without it)")

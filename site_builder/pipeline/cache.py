@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import os_error
-from ..files import DamagedEntry, load_sealed, seal, write_atomic
+from ..files import DamagedEntry, load_sealed, store_sealed
 from . import FIXTURE_ENVIRONMENT
 from .sources import Roots, distributions, fixture_sources
 
@@ -127,10 +127,6 @@ def store(path: Path, entry: Entry) -> None:
         sort_keys=True,
     ).encode("utf-8")
     try:
-        if path.is_dir():
-            import shutil
-
-            shutil.rmtree(path)
-        write_atomic(path, seal(body))
+        store_sealed(path, body)
     except OSError as exc:
         raise os_error(exc, path, "cannot write the fixture cache") from None

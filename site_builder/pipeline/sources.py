@@ -272,16 +272,12 @@ class ImportMemo:
             self.changed = True
         if not self.changed:
             return
-        from ..files import seal, write_atomic
+        from ..files import store_sealed
 
         keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used_ever}
         body = json.dumps({"format": MEMO_FORMAT, "imports": keep}, sort_keys=True).encode("utf-8")
         try:
-            if self.path.is_dir() and not self.path.is_symlink():
-                import shutil
-
-                shutil.rmtree(self.path)
-            write_atomic(self.path, seal(body))
+            store_sealed(self.path, body)
         except OSError as exc:
             from ..errors import os_error
 

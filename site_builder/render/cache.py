@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import os_error
-from ..files import DamagedEntry, load_sealed, seal, write_atomic
+from ..files import DamagedEntry, load_sealed, remove_entry, store_sealed
 
 CACHE_FORMAT = "site-builder rendered pages 1"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
@@ -154,9 +154,7 @@ def store(path: Path, entry: Entry) -> None:
         },
         sort_keys=True,
     ).encode("utf-8")
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    write_atomic(path, seal(body))
+    store_sealed(path, body)
 
 
 def prune(cache_dir: Path, slugs: Iterable[str], warn: Callable[[str], None], display: Callable[[Path], str]) -> None:
@@ -169,6 +167,6 @@ def prune(cache_dir: Path, slugs: Iterable[str], warn: Callable[[str], None], di
         return
     for file in stale:
         try:
-            shutil.rmtree(file) if file.is_dir() and not file.is_symlink() else file.unlink()
+            remove_entry(file)
         except OSError as exc:
             warn(str(os_error(exc, display(file), "cannot remove a stale cache entry")))

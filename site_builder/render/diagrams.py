@@ -30,7 +30,7 @@ import jinja2
 
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
-from ..files import Foreign, seal, unseal, write_atomic
+from ..files import Foreign, remove_entry, store_sealed, unseal
 from .templating import strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -298,9 +298,7 @@ class DiagramRenderer:
 
     def _store(self, path: Path, svg: str) -> None:
         try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            write_atomic(path, seal(svg.encode("utf-8")))
+            store_sealed(path, svg.encode("utf-8"))
         except OSError as exc:
             self.warn(f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)")
 
@@ -312,7 +310,7 @@ class DiagramRenderer:
             return
         for entry in entries:
             try:
-                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+                remove_entry(entry)
             except OSError as exc:
                 self.warn(str(os_error(exc, self.display(entry), "cannot remove an unused cache entry")))
 

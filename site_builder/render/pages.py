@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import jinja2
 from markupsafe import Markup

@@ -7,7 +7,6 @@ import io
 import marshal
 import os
 import pickle
-import shutil
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Sequence
@@ -16,7 +15,7 @@ import jinja2
 import jinja2.bccache
 
 from ..errors import SiteBuilderError, os_error
-from ..files import Foreign, seal, unseal, write_atomic
+from ..files import Foreign, store_sealed, unseal
 
 Folders = Sequence[Path] | Path
 Warn = Callable[[str], None]
@@ -131,9 +130,7 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
             _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
         path = Path(self._get_cache_filename(bucket))
         try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            write_atomic(path, seal(bucket.bytecode_to_string()))
+            store_sealed(path, bucket.bytecode_to_string())
         except OSError as exc:
             self.warn(f"{os_error(exc, path, 'cannot write the compiled-template cache')} "
                       "(the site is built without it)")
