@@ -110,6 +110,13 @@ def key_problem() -> str | None:
     return _KEY_PROBLEMS[0] if _KEY_PROBLEMS else None
 
 
+def key_notice() -> str | None:
+    """Find or make the sealing key now, before any cache is read: why it cannot be used, if it cannot (for a
+    command to say once, rather than a line per cache entry)."""
+    seal_key()
+    return key_problem()
+
+
 def _mac(body: bytes) -> bytes:
     return hmac.new(seal_key(), body, hashlib.sha256).hexdigest().encode("ascii")
 

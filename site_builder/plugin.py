@@ -19,15 +19,21 @@ Order of work, chosen so that a failure never costs the previous site:
 ``on_files``
     add the generated pages and downloads as virtual files (nothing is
     written into ``docs/``);
+``on_page_markdown``
+    convert each page with its drawings, formulas, code excerpts, tables and
+    collapsed blocks set aside (:mod:`site_builder.render.stash`); under
+    ``mkdocs serve``, reuse the conversion of a page whose Markdown and
+    surroundings did not change;
 ``on_pre_page``
     date every page by the site's sources, not the clock (the sitemap's
     ``lastmod`` and the ``sitemap.xml.gz`` header): ``SOURCE_DATE_EPOCH`` if
     set, else the last commit's date, else 1970-01-01;
 ``on_post_page``
-    scan each built page for numbers with no provenance (a page whose HTML and
-    facts were found clean before is not parsed again, ``.cache/scan.json``): a warning naming
-    the page, the number and, where it can be found, the template line (so
-    ``--strict`` fails the build, and ``mkdocs serve`` only warns);
+    scan each built page for numbers with no provenance (a page whose HTML
+    and facts were found clean before is not parsed again,
+    ``.cache/scan.json``): a warning naming the page, the number and, where it
+    can be found, the template line (so ``--strict`` fails the build, and
+    ``mkdocs serve`` only warns);
 ``on_post_build`` (last)
     swap the staging directory into place atomically, unless strict mode
     counted a warning, in which case MkDocs aborts next and the old site stays.
@@ -170,9 +176,11 @@ def error_page(page: Page, message: str) -> str:
     """What ``mkdocs serve`` shows in place of a page that failed to build: its title and the one-line error."""
     from html import escape
 
+    from .render.pages import front_matter
+
     return (
-        f"---\ntitle: {json.dumps(page.title)}\n---\n\n"
-        f'<h1 id="top">{escape(page.title)}</h1>\n\n'
+        front_matter(page)
+        + f'<h1 id="top">{escape(page.title)}</h1>\n\n'
         '<div class="admonition failure build-error" role="alert"><p class="admonition-title">'
         "This page did not build</p>\n"
         f"<p><code>{escape(message)}</code></p>\n"
@@ -379,7 +387,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     def on_pre_build(self, config: MkDocsConfig) -> None:
         """Every generated page: from the rendered-page cache when all its inputs are unchanged, else its fixtures
         (from their cache, or run) and its templates; then every golden file against its page's trace."""
-        from .files import key_problem, seal_key
+        from .files import key_notice
         from .pipeline import cache as fixture_cache
         from .render import cache as page_cache
 
@@ -390,9 +398,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             raise _fail(f"templates folder {project.display(project.templates_dir)} does not exist (option templates_dir)")
         notices = self.notices = CacheNotices()
         self.conversion_digest = None
-        seal_key()
-        if key_problem():
-            notices(str(key_problem()))
+        problem = key_notice()
+        if problem:
+            notices(problem)
         pages = self.pages
         self.failed = set()
         try:
@@ -471,9 +479,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         pipeline = Pipeline(project, progress=lambda line: log.info(f"{NAME}: {line}"), warn=notices)
         runs = pipeline.run(misses, keys=keys, imports=imports, failed=errors if self.serving else None)
         for issue in pipeline.goldens(runs):
-            if not self.serving:
-                raise _fail(issue.message())
-            log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
+            self._golden_issue(issue)
         renderer = PageRenderer(project, self.pages, warn=notices)
         fresh: dict[str, Any] = {}
         for run in runs:
@@ -505,42 +511,21 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         return fresh, (renderer.diagrams.rendered, renderer.diagrams.cached)
 
     def _goldens(self, pages: list[Page], entries: dict[str, Any]) -> None:
-        """A page read from the rendered-page cache still has its golden files compared with its trace: a golden
-        holding exactly the trace is fine; any other is compared as the pipeline does (stale, malformed, missing)."""
+        """A page read from the rendered-page cache still has its golden files compared with its trace."""
+        from .pipeline import golden_issues
+
         assert self.project is not None
         for page in pages:
             entry = entries.get(page.slug)
-            if entry is None:
-                continue
-            for kind, text in (("trace", entry.trace), ("report", entry.report)):
-                if text is None:
-                    continue
-                try:
-                    if page.golden(kind).read_bytes() == text.encode("utf-8"):
-                        continue
-                except OSError:
-                    pass
-                from .pipeline.golden import compare
+            if entry is not None:
+                for issue in golden_issues(self.project, page, entry.trace, entry.report):
+                    self._golden_issue(issue)
 
-                issue = compare(self.project, page, kind, text, self._parser(page, kind))
-                if issue is None:
-                    continue
-                if not self.serving:
-                    raise _fail(issue.message())
-                log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
-
-    def _parser(self, page: Page, kind: str) -> Any:
-        project = self.project
-        assert project is not None
-
-        def parse(text: str, name: str) -> Any:
-            from .trace import layout_of
-
-            if kind == "trace":
-                return layout_of(project.module(page, "trace").Trace).parse(text, name)
-            return project.module(page, "report").REPORT.parse(text, name)
-
-        return parse
+    def _golden_issue(self, issue: Any) -> None:
+        """A golden file that disagrees with its page's trace: the build stops; mkdocs serve warns and goes on."""
+        if not self.serving:
+            raise _fail(issue.message())
+        log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
 
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
         """The theme's templates are compiled once and kept like ours (``.cache/templates``, sealed; in memory

@@ -51,7 +51,7 @@ import sys
 from pathlib import Path
 
 from ..errors import shown
-from ..files import key_problem, seal_key
+from ..files import key_notice
 from ..pipeline import refresh_command
 from ..project import Project
 from .document import Facts, PageReport, check_document, check_heading, check_svg, parse_html, parse_svg
@@ -80,9 +80,9 @@ def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) 
     verdicts = None
     if not fresh:
         warn = lambda line: print(shown(line, 600), file=sys.stderr)  # noqa: E731
-        seal_key()
-        if key_problem():
-            warn(str(key_problem()))
+        problem = key_notice()
+        if problem:
+            warn(problem)
         verdicts = Verdicts.of(prepared.project.cache_dir, warn, prepared.project.display)
     result = check_site(Path(site_dir), prepared, verdicts)
     if verdicts is not None:

@@ -138,7 +138,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         if verdicts is not None:
             drawn = (generated.source.heading, generated.charts) if generated is not None else (None, None)
             key = verdicts.key(page, raw, facts, attributes, *drawn)
-        known = verdicts.reuse(key, prepared.sources) if verdicts is not None and key is not None else None
+        known = verdicts.reuse(key, prepared.sources) if key is not None else None  # a key only with verdicts
         if known is not None:  # found clean before, with these very inputs
             report = PageReport(values=known.values, shown=list(known.shown), links=set(known.links))
             visible = known.text
@@ -158,7 +158,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
                 report.problems += check_heading(root, page, generated.source.heading)
                 report.problems += check_charts(root, page, generated.charts)
             visible = visible_text(root) if kind == "HTML" else None
-            if verdicts is not None and key is not None and not report.problems:
+            if key is not None and not report.problems:
                 verdicts.keep(key, report, visible, reads.read)
         _add(result, report)
         owner = prepared.fresh.owner(page)

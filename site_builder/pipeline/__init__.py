@@ -58,14 +58,14 @@ def pin_numeric_environment() -> bool:
 
 
 _CORE = {
-    "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command", "page_code",
-    "page_facts", "site_facts", "version_of", "write_golden",
+    "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "golden_issues", "refresh_command",
+    "page_code", "page_facts", "site_facts", "version_of", "write_golden",
 }
 
 if TYPE_CHECKING:
     from .core import (  # noqa: F401
-        FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, page_code, page_facts, refresh_command,
-        site_facts, version_of, write_golden,
+        FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, golden_issues, page_code, page_facts,
+        refresh_command, site_facts, version_of, write_golden,
     )
 
 

@@ -416,18 +416,24 @@ class Pipeline:
     # ------------------------------------------------------------------ goldens
     def goldens(self, runs: Sequence[PageRun]) -> list[GoldenIssue]:
         """Every golden file that does not hold exactly what its page's fixtures print now."""
-        issues: list[GoldenIssue] = []
-        for run in runs:
-            layout = layout_of(self.project.module(run.page, "trace").Trace)
-            found = compare(self.project, run.page, "trace", run.trace_text, layout.parse)
-            if found:
-                issues.append(found)
-            if run.report_text is not None:
-                report = self.project.module(run.page, "report").REPORT
-                found = compare(self.project, run.page, "report", run.report_text, report.parse)
-                if found:
-                    issues.append(found)
-        return issues
+        return [issue for run in runs for issue in golden_issues(self.project, run.page, run.trace_text, run.report_text)]
+
+
+def golden_issues(project: Project, page: Page, trace_text: str, report_text: str | None) -> list[GoldenIssue]:
+    """Every golden file of ``page`` that does not hold exactly ``trace_text`` (and ``report_text``, when the page
+    has a report). The page's ``trace.py`` or ``report.py`` is imported only to read a golden that differs."""
+
+    def parser(kind: str) -> Callable[[str, str], Any]:
+        def parse(text: str, name: str) -> Any:
+            if kind == "trace":
+                return layout_of(project.module(page, "trace").Trace).parse(text, name)
+            return project.module(page, "report").REPORT.parse(text, name)
+
+        return parse
+
+    texts = (("trace", trace_text), ("report", report_text))
+    found = [compare(project, page, kind, text, parser(kind)) for kind, text in texts if text is not None]
+    return [issue for issue in found if issue is not None]
 
 
 def version_of(project: Project, page: Page) -> str:
