@@ -336,7 +336,6 @@ def served_folder(page_path: str) -> str:
     return posixpath.splitext(page_path)[0]
 
 
-
 def bind_pages(pages_dir: Path) -> None:
     """Make ``pages`` import from ``pages_dir``; a different folder than before drops every module imported from the old one."""
     wanted = [str(Path(pages_dir).resolve())]

@@ -38,7 +38,7 @@ from markupsafe import Markup
 
 from ..errors import SiteBuilderError
 from ..facts import FactBook
-from ..project import Page, Project, served_folder  # noqa: F401  (served_folder: where it was)
+from ..project import Page, Project, served_folder
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
 from .math import MathRenderer
 from .regions import extract_region
