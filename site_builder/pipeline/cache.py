@@ -113,19 +113,7 @@ def load(path: Path) -> Entry | None:
 
 def store(path: Path, entry: Entry) -> None:
     """Write ``entry`` atomically; an I/O failure raises :class:`~site_builder.errors.FileAccessError`."""
-    body = json.dumps(
-        {
-            "format": CACHE_FORMAT,
-            "key": entry.key,
-            "trace": entry.trace,
-            "report": entry.report,
-            "derived": entry.derived,
-            "seconds": entry.seconds,
-            "imports": entry.imports,
-        },
-        allow_nan=False,
-        sort_keys=True,
-    ).encode("utf-8")
+    body = json.dumps({"format": CACHE_FORMAT, **vars(entry)}, allow_nan=False, sort_keys=True).encode("utf-8")
     try:
         store_sealed(path, body)
     except OSError as exc:

@@ -140,20 +140,7 @@ def load(path: Path) -> Entry | None:
 
 def store(path: Path, entry: Entry) -> None:
     """Write ``entry`` atomically; raises OSError when it cannot be written."""
-    body = json.dumps(
-        {
-            "format": CACHE_FORMAT,
-            "key": entry.key,
-            "markdown": entry.markdown,
-            "files": entry.files,
-            "records": entry.records,
-            "names": list(entry.names),
-            "trace": entry.trace,
-            "report": entry.report,
-            "diagrams": list(entry.diagrams),
-        },
-        sort_keys=True,
-    ).encode("utf-8")
+    body = json.dumps({"format": CACHE_FORMAT, **vars(entry)}, sort_keys=True).encode("utf-8")
     store_sealed(path, body)
 
 
