@@ -8,17 +8,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 
-.PHONY: site test test-fast check setup dot chromium serve clean
+.PHONY: site test test-fast lint check setup dot chromium serve clean
 
 site: setup
 	$(BIN)/mkdocs build --strict
 
-test: setup chromium $(NODE_STAMP)
+test: setup chromium $(NODE_STAMP) lint
 	$(BIN)/python -m pytest
 
 # The quick loop while writing a page: everything but the site builds and the browser.
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"
+
+# ruff's lint rules and formatting, as pyproject.toml configures them.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 check: site
 	$(BIN)/site-builder check site

@@ -33,9 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -62,7 +63,9 @@ def engine_at(revision: str) -> ModuleType:
     return module
 
 
-def stack_engine(engine: ModuleType, x0: np.ndarray, weights: list[Any], seed: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+def stack_engine(
+    engine: ModuleType, x0: np.ndarray, weights: list[Any], seed: np.ndarray
+) -> tuple[np.ndarray, list[np.ndarray]]:
     for w in weights:
         w.zero_grad()
     x = engine.parameter(x0, name="input")
@@ -204,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     wall = {label: statistics.median(t[1] for t in runs) for label, runs in times.items()}
     width = max(len(label) for label in labels)
     print(f"residual tanh stack: depth {args.depth} x width {args.width} x batch {args.batch}, forward + backward")
-    print(f"runs: {args.runs} of each, interleaved (median of each); OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+    print(
+        f"runs: {args.runs} of each, interleaved (median of each); OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}"
+    )
     for label in labels:
         print(f"  {label:<{width}}  CPU {cpu[label] * 1e3:8.2f} ms   wall {wall[label] * 1e3:8.2f} ms")
     for label in engines:
@@ -217,7 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'op':<12}" + "".join(f"  {label:>{max(width, 17)}}" for label in engines))
     for name, fn in small_ops().items():
         medians = small_op_microseconds(engines, fn, args.runs)
-        cells = [f"{medians[label][0]:6.2f} {medians[label][1]:6.2f}" if label in medians else "n/a" for label in engines]
+        cells = [
+            f"{medians[label][0]:6.2f} {medians[label][1]:6.2f}" if label in medians else "n/a" for label in engines
+        ]
         print(f"  {name:<12}" + "".join(f"  {cell:>{max(width, 17)}}" for cell in cells))
     return 0
 

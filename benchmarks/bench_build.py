@@ -33,10 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 # Every measured process may write bytecode caches, as Python does by default: with PYTHONDONTWRITEBYTECODE set,
@@ -76,8 +76,18 @@ def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) ->
 
 
 def mkdocs(config: Path, out: Path, strict: bool = True) -> list[str]:
-    return [sys.executable, "-m", "mkdocs", "build", "--quiet", *(["--strict"] if strict else []),
-            "-f", str(config), "-d", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "mkdocs",
+        "build",
+        "--quiet",
+        *(["--strict"] if strict else []),
+        "-f",
+        str(config),
+        "-d",
+        str(out),
+    ]
 
 
 def median(samples: list[Sample], field: str) -> float:
@@ -113,12 +123,19 @@ def clear_caches(project: Path, keep: tuple[str, ...] = ("fixtures",)) -> None:
 
 
 def compare(runs: int, baseline: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp, \
-            (worktree(baseline) if baseline else _nothing()) as base:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-build-") as tmp,
+        worktree(baseline) if baseline else _nothing() as base,
+    ):
         tmp_path = Path(tmp)
         export = tmp_path / "export"
-        subprocess.run([sys.executable, "-m", "site_builder.cli", "render", str(export)], cwd=REPO, env=ENV,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "site_builder.cli", "render", str(export)],
+            cwd=REPO,
+            env=ENV,
+            check=True,
+            capture_output=True,
+        )
         sides = [Side("plugin", REPO, ENV)] + ([base] if base else [])
         for side in sides:
             measure(mkdocs(side.project / "mkdocs.yml", tmp_path / "warmup"), side.project, side.env)  # fill caches
@@ -127,22 +144,24 @@ def compare(runs: int, baseline: str | None) -> None:
         warm: dict[str, list[Sample]] = {label: [] for label in labels}
         cold: dict[str, list[Sample]] = {label: [] for label in labels}
         for run in range(runs):
-            order = labels[run % len(labels):] + labels[: run % len(labels)]  # each goes first in turn
+            order = labels[run % len(labels) :] + labels[: run % len(labels)]  # each goes first in turn
             for label in order:
                 if label == "bare":
                     warm[label].append(measure(mkdocs(export / "mkdocs.yml", tmp_path / "bare", False), export))
                     continue
                 side = next(s for s in sides if s.label == label)
-                warm[label].append(measure(mkdocs(side.project / "mkdocs.yml", tmp_path / label), side.project,
-                                           side.env))
+                warm[label].append(
+                    measure(mkdocs(side.project / "mkdocs.yml", tmp_path / label), side.project, side.env)
+                )
             for label in order:
                 if label == "bare":  # bare has no caches: its cold build is its warm build
                     cold[label].append(measure(mkdocs(export / "mkdocs.yml", tmp_path / "bare", False), export))
                     continue
                 side = next(s for s in sides if s.label == label)
                 clear_caches(side.project)
-                cold[label].append(measure(mkdocs(side.project / "mkdocs.yml", tmp_path / label), side.project,
-                                           side.env))
+                cold[label].append(
+                    measure(mkdocs(side.project / "mkdocs.yml", tmp_path / label), side.project, side.env)
+                )
         for side in sides:  # leave every cache filled again
             measure(mkdocs(side.project / "mkdocs.yml", tmp_path / "warmup"), side.project, side.env)
         print(f"{REPO} ({runs} interleaved runs, medians; ratios against bare)")
@@ -151,7 +170,8 @@ def compare(runs: int, baseline: str | None) -> None:
                 b = median(samples["bare"], field)
                 cells = "  ".join(
                     f"{label} {median(samples[label], field):7.3f} {unit:3} ({median(samples[label], field) / b:4.2f}x)"
-                    for label in labels if label != "bare"
+                    for label in labels
+                    if label != "bare"
                 )
                 print(f"  {kind:4} {field:7} bare {b:7.3f} {unit:3}  {cells}")
 
@@ -170,14 +190,21 @@ def scaffold(root: Path, n: int, source: Path, env: dict[str, str]) -> None:
     (root / "pages").mkdir()
     for i in range(n):
         letters = "".join(chr(ord("a") + int(d)) for d in str(i))
-        subprocess.run([sys.executable, "-m", "site_builder.cli", "new", f"page_{letters}",
-                        "--title", f"Page {letters}"], cwd=root, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "site_builder.cli", "new", f"page_{letters}", "--title", f"Page {letters}"],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
 
 
 def scaled(counts: list[int], baseline: str | None) -> None:
-    print("scale: N scaffolded pages; cold (nothing cached, fixtures run on all cores), then a warm rebuild after "
-          "one page's template is edited, then one with nothing edited")
-    with (worktree(baseline) if baseline else _nothing()) as base:
+    print(
+        "scale: N scaffolded pages; cold (nothing cached, fixtures run on all cores), then a warm rebuild after "
+        "one page's template is edited, then one with nothing edited"
+    )
+    with worktree(baseline) if baseline else _nothing() as base:
         sides = [Side("plugin", REPO, ENV)] + ([base] if base else [])
         for n in counts:
             for side in sides:
@@ -187,14 +214,17 @@ def scaled(counts: list[int], baseline: str | None) -> None:
                     shutil.rmtree(root / ".cache", ignore_errors=True)
                     cold = measure(mkdocs(root / "mkdocs.yml", root / "site"), root, side.env)
                     template = root / "pages" / "page_a" / "page.md.j2"
-                    template.write_text(template.read_text(encoding="utf-8") + "\nOne more sentence.\n",
-                                        encoding="utf-8")
+                    template.write_text(
+                        template.read_text(encoding="utf-8") + "\nOne more sentence.\n", encoding="utf-8"
+                    )
                     edit = measure(mkdocs(root / "mkdocs.yml", root / "site"), root, side.env)
                     still = measure(mkdocs(root / "mkdocs.yml", root / "site"), root, side.env)
-                    print(f"  {side.label:>9} {n:3} pages: cold {cold.wall:6.2f} s wall, {cold.cpu:6.2f} s CPU "
-                          f"({cold.cpu / n * 1000:6.1f} ms CPU/page, {cold.wall / n * 1000:6.1f} ms wall/page); "
-                          f"one edit {edit.cpu:5.2f} s CPU, {edit.wall:5.2f} s wall; "
-                          f"no edit {still.cpu:5.2f} s CPU; edit - no edit {1000 * (edit.cpu - still.cpu):6.1f} ms")
+                    print(
+                        f"  {side.label:>9} {n:3} pages: cold {cold.wall:6.2f} s wall, {cold.cpu:6.2f} s CPU "
+                        f"({cold.cpu / n * 1000:6.1f} ms CPU/page, {cold.wall / n * 1000:6.1f} ms wall/page); "
+                        f"one edit {edit.cpu:5.2f} s CPU, {edit.wall:5.2f} s wall; "
+                        f"no edit {still.cpu:5.2f} s CPU; edit - no edit {1000 * (edit.cpu - still.cpu):6.1f} ms"
+                    )
 
 
 def main(argv: list[str] | None = None) -> int:

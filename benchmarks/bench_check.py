@@ -43,7 +43,9 @@ def timed(fn, runs: int) -> tuple[float, object]:
 
 def build(target: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(target)], cwd=REPO, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--quiet", "-d", str(target)], cwd=REPO, env=env, check=True
+    )
 
 
 def processes(site: Path, runs: int, baseline: str | None) -> None:
@@ -57,17 +59,20 @@ def processes(site: Path, runs: int, baseline: str | None) -> None:
     keep = lambda: None  # noqa: E731
     forget = lambda: verdicts.unlink(missing_ok=True)  # noqa: E731
     with ExitStack() as stack:
-        sides = [("check", REPO, ENV, [], keep), ("check --fresh", REPO, ENV, ["--fresh"], keep),
-                 ("check, no verdicts", REPO, ENV, [], forget)]
+        sides = [
+            ("check", REPO, ENV, [], keep),
+            ("check --fresh", REPO, ENV, ["--fresh"], keep),
+            ("check, no verdicts", REPO, ENV, [], forget),
+        ]
         if baseline:
             base = stack.enter_context(worktree(baseline))
             sides.append((f"check {base.label}", base.project, base.env, [], keep))
         command = lambda extra: [sys.executable, "-m", "site_builder.cli", "check", *extra, str(site)]  # noqa: E731
-        for label, cwd, env, extra, _ in sides:  # warm-up: fill the caches and bytecode of each side
+        for _label, cwd, env, extra, _ in sides:  # warm-up: fill the caches and bytecode of each side
             measure(command(extra), cwd, env)
         samples: dict[str, list] = {label: [] for label, *_ in sides}
         for run in range(runs):
-            order = sides[run % len(sides):] + sides[: run % len(sides)]
+            order = sides[run % len(sides) :] + sides[: run % len(sides)]
             for label, cwd, env, extra, before in order:
                 before()  # not timed
                 samples[label].append(measure(command(extra), cwd, env))
@@ -104,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"site: {site}")
         print(f"runs: {args.runs} (median of each)")
         print(f"full check (fixtures + site): {full:.3f} s   [{result.summary()}]")  # type: ignore[union-attr]
-        print(f"  the pages' runs (fixture entries proven current reused) of {len(prepared.fresh.pages)} pages: {fixtures:.3f} s")
+        print(
+            f"  the pages' runs (fixture entries proven current reused) of {len(prepared.fresh.pages)} pages: {fixtures:.3f} s"
+        )
         print(f"  site against prepared facts: {checked:.3f} s")
         print("per file (parse + check):")
         files = sorted(site.rglob("*.html")) + sorted(site.rglob("*.svg"))

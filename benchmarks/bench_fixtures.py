@@ -49,7 +49,10 @@ def one_run(slug: str) -> dict[str, float]:
 
 def trains(project: Project, slug: str) -> bool:
     page = project.page(slug)
-    return any(path.name == "tasks.py" and path.parent.name == "site_builder" for path in fixture_sources(page.folder, project.pages_dir))
+    return any(
+        path.name == "tasks.py" and path.parent.name == "site_builder"
+        for path in fixture_sources(page.folder, project.pages_dir)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         for slug in slugs:
             times[slug].append(one_run(slug))
 
-    print(f"runs: {args.runs} per page, interleaved, each in a fresh interpreter (median of each); "
-          f"OPENBLAS_NUM_THREADS={FIXTURE_ENVIRONMENT['OPENBLAS_NUM_THREADS']}")
+    print(
+        f"runs: {args.runs} per page, interleaved, each in a fresh interpreter (median of each); "
+        f"OPENBLAS_NUM_THREADS={FIXTURE_ENVIRONMENT['OPENBLAS_NUM_THREADS']}"
+    )
     print(f"  {'page':<16} {'CPU s':>7} {'wall s':>7}  trains")
     total = {"cpu": 0.0, "wall": 0.0}
     training = {"cpu": 0.0, "wall": 0.0}
@@ -82,7 +87,9 @@ def main(argv: list[str] | None = None) -> int:
             training["wall"] += wall
     print(f"  {'all pages':<16} {total['cpu']:7.2f} {total['wall']:7.2f}")
     verdict = "within" if training["cpu"] < BUDGET else "OVER"
-    print(f"  {'training pages':<16} {training['cpu']:7.2f} {training['wall']:7.2f}  {verdict} the budget of {BUDGET:.0f} CPU s")
+    print(
+        f"  {'training pages':<16} {training['cpu']:7.2f} {training['wall']:7.2f}  {verdict} the budget of {BUDGET:.0f} CPU s"
+    )
     return 0
 
 

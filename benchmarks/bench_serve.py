@@ -29,7 +29,6 @@ about 0.25 s of every figure is that poll, in every side alike.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import socket
@@ -40,10 +39,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build import ENV, REPO, Side, worktree  # noqa: E402
@@ -85,7 +84,10 @@ class Served:
         handle = open(self.log, "wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{self.port}"],
-            cwd=self.root, env=self.env, stdout=handle, stderr=subprocess.STDOUT,
+            cwd=self.root,
+            env=self.env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 300
         while fetch(self.url("")) is None:
@@ -128,6 +130,7 @@ def toggle(path: Path, old: str, new: str) -> Callable[[], None]:
     def edit() -> None:
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace(old, new, 1) if old in text else text.replace(new, old, 1), encoding="utf-8")
+
     return edit
 
 
@@ -139,8 +142,7 @@ def edits(root: Path, bare: bool) -> dict[str, tuple[str, Callable[[], None]]]:
     template = root / "pages" / "path_expansion" / "page.md.j2"
     fixtures = root / "pages" / "path_expansion" / "fixtures.py"
     return {
-        "template": ("evidence/path-expansion/",
-                     toggle(template, "\n", "\nA sentence added by the benchmark.\n\n")),
+        "template": ("evidence/path-expansion/", toggle(template, "\n", "\nA sentence added by the benchmark.\n\n")),
         "docs": ("", toggle(root / "docs" / "index.md", "\n", "\n\nA sentence added by the benchmark.\n\n")),
         "fixture": ("evidence/path-expansion/", toggle(fixtures, "scale: float = 0.5", "scale: float = 0.25")),
     }
@@ -163,8 +165,13 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.copytree(REPO / part, base.project / part)
             sides.append(base)
         export = tmp / "export"
-        subprocess.run([sys.executable, "-m", "site_builder.cli", "render", str(export)], cwd=REPO, env=ENV,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "site_builder.cli", "render", str(export)],
+            cwd=REPO,
+            env=ENV,
+            check=True,
+            capture_output=True,
+        )
         served: list[Served] = []
         for side in sides:
             root = tmp / side.label.strip("@").replace("/", "_")
@@ -175,15 +182,17 @@ def main(argv: list[str] | None = None) -> int:
             stack.callback(s.stop)
             s.start()
         for run in range(args.runs):
-            order = served[run % len(served):] + served[: run % len(served)]
+            order = served[run % len(served) :] + served[: run % len(served)]
             for s in order:
                 for kind, (page, edit) in edits(s.root, s.label == "bare").items():
                     before = fetch(s.url(page)) or b""
                     took = until_changed(s, page, before, edit, args.timeout)
                     s.times.setdefault(kind, []).append(took if took is not None else float("inf"))
                     time.sleep(0.3)  # let the watcher settle before the next edit
-        print(f"mkdocs serve, edit to changed page ({args.runs} edits of each kind per side, interleaved; "
-              "median wall seconds)")
+        print(
+            f"mkdocs serve, edit to changed page ({args.runs} edits of each kind per side, interleaved; "
+            "median wall seconds)"
+        )
         for s in served:
             cells = "  ".join(f"{kind} {statistics.median(t):5.2f} s" for kind, t in s.times.items())
             print(f"  {s.label:>10}  {cells}")
@@ -194,9 +203,13 @@ def main(argv: list[str] | None = None) -> int:
             template = s.root / "pages" / "path_expansion" / "page.md.j2"
             page = "evidence/path-expansion/"
             before = fetch(s.url(page)) or b""
-            took = until_changed(s, page, before,
-                                 lambda t=template: t.write_text(t.read_text(encoding="utf-8") + "\n{% if %}\n",
-                                                                 encoding="utf-8"), args.timeout)
+            took = until_changed(
+                s,
+                page,
+                before,
+                lambda t=template: t.write_text(t.read_text(encoding="utf-8") + "\n{% if %}\n", encoding="utf-8"),
+                args.timeout,
+            )
             shown = fetch(s.url(page)) if took is not None else None
             if took is None:
                 print(f"  {s.label:>10}  no answer within {args.timeout:.0f} s (the request hangs)")

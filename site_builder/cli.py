@@ -11,8 +11,8 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .errors import SiteBuilderError, UsageError, exit_code, os_error, shown
 
@@ -91,8 +91,11 @@ def parser() -> argparse.ArgumentParser:
         p.set_defaults(action=_output)
     check = sub.add_parser("check", help="verify every number on a built site against the fixtures' runs")
     check.add_argument("site_dir", nargs="?", default="site", help="built site folder (default: site)")
-    check.add_argument("--fresh", action="store_true",
-                       help="run every page's fixtures again instead of reusing the cache entries proven current")
+    check.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every page's fixtures again instead of reusing the cache entries proven current",
+    )
     check.set_defaults(action=_check)
     new = sub.add_parser("new", help="write a new, working page folder")
     new.add_argument("slug", help="the folder's name: lower-case letters, digits and '_'")
@@ -121,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     pin_numeric_environment()
     args = parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    previous = (
+        signal.signal(signal.SIGTERM, _terminate) if threading.current_thread() is threading.main_thread() else None
+    )
     try:
         return int(args.action(args))
     except SiteBuilderError as exc:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import SiteBuilderError, UsageError, os_error
 from .files import write_atomic
@@ -69,7 +70,9 @@ def _markdown(config_file: Path) -> Callable[[str], str]:
     return convert
 
 
-def export(project: Project, out: Path, config_file: Path | None = None, warn: Callable[[str], None] = print) -> Exported:
+def export(
+    project: Project, out: Path, config_file: Path | None = None, warn: Callable[[str], None] = print
+) -> Exported:
     """Check everything, then write the export into ``out`` (replacing a previous export there)."""
     from .check.document import Facts, PageReport, _Doc, check_numbers, parse_html
     from .pipeline import Pipeline
@@ -104,12 +107,15 @@ def export(project: Project, out: Path, config_file: Path | None = None, warn: C
             raise ExportError(f"{run.page.html_path}: {p.element}: {p.found} has no provenance")
 
     plugins = [
-        entry for entry in data.get("plugins") or []
+        entry
+        for entry in data.get("plugins") or []
         if entry != "chapter-trace" and not (isinstance(entry, dict) and "chapter-trace" in entry)
     ]
     data["plugins"] = plugins
     nav = list(data.get("nav") or [])
-    listed = {p for entry in nav for p in (entry.values() if isinstance(entry, dict) else [entry]) if isinstance(p, str)}
+    listed = {
+        p for entry in nav for p in (entry.values() if isinstance(entry, dict) else [entry]) if isinstance(p, str)
+    }
     data["nav"] = nav + nav_entries([p for p in pages if p.page_path not in listed])
     data["docs_dir"] = "docs"
     data.pop("site_dir", None)

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .trace.numbers import format_bool, format_real, format_sci, format_shape_brackets, short_form
 

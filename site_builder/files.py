@@ -13,8 +13,9 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from .errors import os_error
 
@@ -84,8 +85,10 @@ def seal_key() -> bytes:
         if key is None:
             raise ValueError("it is not a key this program wrote")
     except (OSError, ValueError) as exc:
-        _KEY_PROBLEMS.append(f"{path}: cannot use the cache key ({getattr(exc, 'strerror', None) or exc}); "
-                             "the caches are rebuilt and trusted for this run only")
+        _KEY_PROBLEMS.append(
+            f"{path}: cannot use the cache key ({getattr(exc, 'strerror', None) or exc}); "
+            "the caches are rebuilt and trusted for this run only"
+        )
         key = os.urandom(KEY_BYTES)
     _KEYS[str(path)] = key
     return key

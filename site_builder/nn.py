@@ -10,8 +10,8 @@ engine's own VJPs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -64,6 +64,8 @@ def residual_add(identity: Tensor, branch: Tensor) -> Tensor:
     if identity.shape != branch.shape:
         raise ResidualShapeError(identity.shape, branch.shape)
     return identity + branch
+
+
 # endregion: residual_add
 
 
@@ -110,7 +112,9 @@ def cross_entropy(logits: Tensor, targets: object) -> Tensor:
             classes.shape,
         )
     if rows == 0:
-        raise ShapeError("cross_entropy needs at least one row: the mean of no losses is undefined", logits.shape, classes.shape)
+        raise ShapeError(
+            "cross_entropy needs at least one row: the mean of no losses is undefined", logits.shape, classes.shape
+        )
     if classes.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy targets must be integers (class indices), got dtype {classes.dtype}")
     outside = np.flatnonzero((classes < 0) | (classes >= width))
@@ -215,7 +219,9 @@ def named_parameters(params: Mapping[str, Tensor] | Iterable[Tensor]) -> dict[st
             if not isinstance(p, Tensor):
                 raise ParameterError(f"an optimizer takes Tensors, got {type(p).__name__}")
             if not p.name:
-                raise ParameterError(f"{p!r} has no name: pass a dict name -> tensor, or name it with parameter(..., name=)")
+                raise ParameterError(
+                    f"{p!r} has no name: pass a dict name -> tensor, or name it with parameter(..., name=)"
+                )
             items.append((p.name, p))
     named: dict[str, Tensor] = {}
     seen: dict[int, str] = {}

@@ -61,7 +61,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +179,7 @@ def error_page(page: Page, message: str) -> str:
     from .render.pages import front_matter
 
     return (
-        front_matter(page)
-        + f'<h1 id="top">{escape(page.title)}</h1>\n\n'
+        front_matter(page) + f'<h1 id="top">{escape(page.title)}</h1>\n\n'
         '<div class="admonition failure build-error" role="alert"><p class="admonition-title">'
         "This page did not build</p>\n"
         f"<p><code>{escape(message)}</code></p>\n"
@@ -229,13 +228,14 @@ def site_date(root: Path) -> str:
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None:
         try:
-            done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True,
-                                  text=True, timeout=30)
+            done = subprocess.run(
+                ["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True, timeout=30
+            )
             epoch = done.stdout.strip() if done.returncode == 0 else None
         except (OSError, subprocess.SubprocessError):
             epoch = None
     try:
-        return datetime.fromtimestamp(int(epoch or 0), timezone.utc).strftime("%Y-%m-%d")
+        return datetime.fromtimestamp(int(epoch or 0), UTC).strftime("%Y-%m-%d")
     except (ValueError, OverflowError, OSError):
         raise _fail(f"SOURCE_DATE_EPOCH={epoch!r} is not a number of seconds since 1970") from None
 
@@ -395,7 +395,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         started = time.perf_counter()
         project = self.project
         if not project.templates_dir.is_dir():
-            raise _fail(f"templates folder {project.display(project.templates_dir)} does not exist (option templates_dir)")
+            raise _fail(
+                f"templates folder {project.display(project.templates_dir)} does not exist (option templates_dir)"
+            )
         notices = self.notices = CacheNotices()
         self.conversion_digest = None
         problem = key_notice()
@@ -461,9 +463,16 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             f"{time.perf_counter() - started:.2f} s"
         )
 
-    def _render(self, misses: list[Page], keys: dict[str, str], imports: dict[str, Any], wanted: dict[str, str],
-                entries: dict[str, Any],
-                notices: CacheNotices, errors: dict[str, str]) -> tuple[dict[str, Any], tuple[int, int]]:
+    def _render(
+        self,
+        misses: list[Page],
+        keys: dict[str, str],
+        imports: dict[str, Any],
+        wanted: dict[str, str],
+        entries: dict[str, Any],
+        notices: CacheNotices,
+        errors: dict[str, str],
+    ) -> tuple[dict[str, Any], tuple[int, int]]:
         """Run (or read from the fixture cache) and render the pages whose rendered entry is missing or stale.
 
         Under ``mkdocs serve`` a page that fails (fixtures, a template) is put in ``errors`` and the others go on;
@@ -494,16 +503,24 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             finally:
                 renderer.diagrams.used, drawn = used | renderer.diagrams.used, renderer.diagrams.used
             entry = page_cache.Entry(
-                wanted[run.page.slug], done.markdown, done.files, done.records, tuple(sorted(Facts(run.facts).names)),
-                run.trace_text, run.report_text, tuple(sorted(drawn)),
+                wanted[run.page.slug],
+                done.markdown,
+                done.files,
+                done.records,
+                tuple(sorted(Facts(run.facts).names)),
+                run.trace_text,
+                run.report_text,
+                tuple(sorted(drawn)),
             )
             fresh[run.page.slug] = entry
             path = page_cache.entry_path(project.cache_dir, run.page.slug)
             try:
                 page_cache.store(path, entry)
             except OSError as exc:
-                notices(f"{os_error(exc, project.display(path), 'cannot write the rendered-page cache')} "
-                        "(the site is built without it)")
+                notices(
+                    f"{os_error(exc, project.display(path), 'cannot write the rendered-page cache')} "
+                    "(the site is built without it)"
+                )
         if not errors:
             for entry in entries.values():  # pages not rendered now still use their diagrams' layouts
                 renderer.diagrams.used |= set(entry.diagrams)
@@ -569,8 +586,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             import copy
 
             # The Markdown as it is converted, after every plugin had its say.
-            key = hashlib.sha256(digest + page.file.src_uri.encode("utf-8") + b"\0"
-                                 + (page.markdown or "").encode("utf-8")).hexdigest()
+            key = hashlib.sha256(
+                digest + page.file.src_uri.encode("utf-8") + b"\0" + (page.markdown or "").encode("utf-8")
+            ).hexdigest()
             found = _CONVERTED.get(key)
             if found is not None:
                 content, toc, title, anchors, links, said = found
@@ -597,7 +615,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
                 _CONVERTED.clear()
             anchors = page.present_anchor_ids
             _CONVERTED[key] = (
-                page.content, copy.deepcopy(page.toc), page._title_from_render,
+                page.content,
+                copy.deepcopy(page.toc),
+                page._title_from_render,
                 frozenset(anchors) if anchors is not None else None,
                 None if links is None else tuple((f.src_uri, tuple(t.items())) for f, t in links.items()),
                 tuple(heard.records),
@@ -616,14 +636,15 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         if built in self.failed:
             return output  # mkdocs serve: a page showing its build error
         names_digest = self.name_digests.get(built, self.name_digests.get("", b""))
-        verdict = hashlib.sha256(SCAN_FORMAT.encode() + b"\0" + self.code_digest + names_digest + b"\0"
-                                 + output.encode("utf-8")).hexdigest()
+        verdict = hashlib.sha256(
+            SCAN_FORMAT.encode() + b"\0" + self.code_digest + names_digest + b"\0" + output.encode("utf-8")
+        ).hexdigest()
         if self.scan_known is None:
             self.scan_known = self._load_scan()
         if verdict in self.scan_known:
             self.scan_used.add(verdict)  # this very HTML, with these facts, was found clean before
             return output
-        from .check.document import _Doc, PageReport, check_numbers, parse_html
+        from .check.document import PageReport, _Doc, check_numbers, parse_html
 
         try:
             root = parse_html(output)
@@ -658,8 +679,10 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         try:
             return load_sealed(path, clean, "scan results") or set()
         except DamagedEntry as exc:
-            notice(f"{self.project.display(path) if self.project else path}: damaged cache entry ({exc}); "
-                   "scanning the pages again")
+            notice(
+                f"{self.project.display(path) if self.project else path}: damaged cache entry ({exc}); "
+                "scanning the pages again"
+            )
             return set()
 
     def _save_scan(self) -> None:
@@ -673,8 +696,10 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         try:
             store_sealed(path, body)
         except OSError as exc:
-            CacheNotices()(f"{os_error(exc, self.project.display(path) if self.project else path, 'cannot write the number-scan cache')} "
-                           "(the site is built without it)")
+            CacheNotices()(
+                f"{os_error(exc, self.project.display(path) if self.project else path, 'cannot write the number-scan cache')} "
+                "(the site is built without it)"
+            )
         self.scan_known = set(self.scan_used)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
@@ -750,11 +775,20 @@ def _conversion_digest(config: MkDocsConfig, files: Files) -> bytes:
         digest.update(Path(config.config_file_path).read_bytes() if config.config_file_path else b"")
     except OSError:
         digest.update(os.urandom(16))  # unreadable: nothing is reused
-    digest.update(repr((config.markdown_extensions, config.mdx_configs, config.use_directory_urls,
-                        config.validation, config.site_url, logging.getLogger("mkdocs").getEffectiveLevel()))
-                  .encode("utf-8"))
+    digest.update(
+        repr(
+            (
+                config.markdown_extensions,
+                config.mdx_configs,
+                config.use_directory_urls,
+                config.validation,
+                config.site_url,
+                logging.getLogger("mkdocs").getEffectiveLevel(),
+            )
+        ).encode("utf-8")
+    )
     for file in sorted(files, key=lambda f: f.src_uri):
-        digest.update(f"{file.src_uri}\0{file.dest_uri}\0{file.url}\0{file.inclusion}\0".encode("utf-8"))
+        digest.update(f"{file.src_uri}\0{file.dest_uri}\0{file.url}\0{file.inclusion}\0".encode())
     return digest.digest()
 
 

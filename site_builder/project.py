@@ -24,10 +24,11 @@ import re
 import sys
 import tomllib
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import FileAccessError, SiteBuilderError, UsageError, os_error
 
@@ -151,8 +152,16 @@ class Page:
 
 
 _PAGE_KEYS = {
-    "title": str, "url": str, "order": (int, float), "section": str, "chapter": int, "downloads": dict,
-    "citations": list, "literals": dict, "roles": dict, "shows": list,
+    "title": str,
+    "url": str,
+    "order": (int, float),
+    "section": str,
+    "chapter": int,
+    "downloads": dict,
+    "citations": list,
+    "literals": dict,
+    "roles": dict,
+    "shows": list,
 }
 _CITATION_KEYS = {"id": str, "authors": str, "year": int, "title": str, "arxiv": str, "url": str, "lecture": int}
 
@@ -188,11 +197,15 @@ def read_page(folder: Path, display: str) -> Page:
         raise PageConfigError(f"{where}: title must be one non-empty line")
     url = data.get("url", slug.replace("_", "-") + "/")
     if not URL_RE.fullmatch(url):
-        raise PageConfigError(f"{where}: url must be lower-case folder names ending in '/', like 'chapter-24/', found {url!r}")
+        raise PageConfigError(
+            f"{where}: url must be lower-case folder names ending in '/', like 'chapter-24/', found {url!r}"
+        )
     downloads = data.get("downloads", {})
     for name, kind in downloads.items():
         if kind not in ("trace", "report") or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
-            raise PageConfigError(f"{where}: downloads maps a file name to 'trace' or 'report', found {name!r} = {kind!r}")
+            raise PageConfigError(
+                f"{where}: downloads maps a file name to 'trace' or 'report', found {name!r} = {kind!r}"
+            )
     citations = []
     for i, raw in enumerate(data.get("citations", [])):
         at = f"{where}: citations[{i}]"
@@ -210,7 +223,7 @@ def read_page(folder: Path, display: str) -> Page:
     for lid, raw in data.get("literals", {}).items():
         at = f"{where}: literals.{lid}"
         if not ID_RE.fullmatch(lid) or not isinstance(raw, dict):
-            raise PageConfigError(f"{at}: write it as {lid} = {{ value = …, reason = \"…\" }}")
+            raise PageConfigError(f'{at}: write it as {lid} = {{ value = …, reason = "…" }}')
         _typed(at, raw, {"value": (int, float, str), "reason": str}, ("value", "reason"))
         literals.append(Literal(lid, raw["value"], raw["reason"]))
     roles = data.get("roles", {})
@@ -221,7 +234,7 @@ def read_page(folder: Path, display: str) -> Page:
                 raise PageConfigError(f"{where}: roles.{group}.{name} must be a string of DOT attributes")
     shows = data.get("shows", [])
     if not all(isinstance(s, str) and s.split() for s in shows):
-        raise PageConfigError(f"{where}: shows is a list of entries like \"svg#ID g.node.ROLE KEY\"")
+        raise PageConfigError(f'{where}: shows is a list of entries like "svg#ID g.node.ROLE KEY"')
     ids = [c.id for c in citations]
     if len(set(ids)) != len(ids):
         raise PageConfigError(f"{where}: two citations share an id")
@@ -261,12 +274,12 @@ class Project:
         templates_dir: str = "templates",
         docs_dir: str = "docs",
         cache_dir: str = ".cache",
-    ) -> "Project":
+    ) -> Project:
         root = Path(root).resolve()
         return cls(root, root / pages_dir, root / templates_dir, root / docs_dir, root / cache_dir)
 
     @classmethod
-    def find(cls, start: Path | None = None) -> "Project":
+    def find(cls, start: Path | None = None) -> Project:
         """The project whose ``mkdocs.yml`` is in ``start`` (default: the working folder) or above it."""
         here = Path(start or Path.cwd()).resolve()
         for folder in (here, *here.parents):
@@ -354,9 +367,17 @@ _SEEN: dict[str, tuple[tuple[str, int, int], ...]] = {}
 def refresh_pages(pages_dir: Path) -> None:
     """Forget the imported page modules when a Python file under ``pages_dir`` changed since they were imported."""
     folder = Path(pages_dir).resolve()
-    state = tuple(
-        sorted((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-    ) if folder.is_dir() else ()
+    state = (
+        tuple(
+            sorted(
+                (str(p), p.stat().st_mtime_ns, p.stat().st_size)
+                for p in folder.rglob("*.py")
+                if "__pycache__" not in p.parts
+            )
+        )
+        if folder.is_dir()
+        else ()
+    )
     if _SEEN.get(str(folder)) != state:
         forget_pages()
         _SEEN.clear()

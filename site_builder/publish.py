@@ -36,9 +36,9 @@ import signal
 import stat
 import sys
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .errors import FileAccessError, os_error
 
@@ -82,8 +82,10 @@ class SiteLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self.waiting(f"another build of {self.path.parent / self.path.name[6:-5]} is running; "
-                         f"waiting for it to finish (lock {self.path})")
+            self.waiting(
+                f"another build of {self.path.parent / self.path.name[6:-5]} is running; "
+                f"waiting for it to finish (lock {self.path})"
+            )
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except BaseException:
@@ -133,8 +135,7 @@ def remove_tree(path: Path, warn: Warn) -> None:
         elif os.path.lexists(path):
             path.unlink()
     except OSError as exc:
-        warn(f"{os_error(exc, exc.filename or path, 'cannot remove a previous build')} "
-             "(the next build tries again)")
+        warn(f"{os_error(exc, exc.filename or path, 'cannot remove a previous build')} (the next build tries again)")
 
 
 def _writable_and_again(function: Callable[..., object], target: str, info: object) -> None:

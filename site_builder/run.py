@@ -21,8 +21,9 @@ fields, each computed from full precision (a ratio, a gap, a fit) and named
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import SiteBuilderError
 

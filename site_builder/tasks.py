@@ -22,8 +22,8 @@ the same seed gives the same loss bits in any process.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -63,6 +63,8 @@ def two_spirals(points_per_arm: int, *, turns: float, noise: float, seed: int, i
         arms.append(clean + noise * rng.standard_normal((points_per_arm, 2)))
     labels = np.repeat(np.arange(2), points_per_arm)
     return Dataset(np.concatenate(arms), labels, 2)
+
+
 # endregion: two-spirals
 
 
@@ -83,7 +85,9 @@ class SpiralTask:
                 raise FixtureError(fixture, f"the spirals' {name} is {value!r}, not a finite number")
 
     def dataset(self) -> Dataset:
-        return two_spirals(self.points_per_arm, turns=self.turns, noise=self.noise, seed=self.seed, inner=self.inner_radius)
+        return two_spirals(
+            self.points_per_arm, turns=self.turns, noise=self.noise, seed=self.seed, inner=self.inner_radius
+        )
 
     def record(self) -> TaskRecord:
         return TaskRecord(self.points_per_arm, self.turns, self.noise, self.inner_radius, self.seed, math.log(2.0))
@@ -173,6 +177,8 @@ def cross_entropy_per_model(logits: Tensor, labels: np.ndarray) -> Tensor:
         raise ValueError(f"logits must be [models, {len(labels)}, classes], got {list(logits.shape)}")
     picked = log_softmax(logits, axis=-1)[:, np.arange(len(labels)), labels]
     return -picked.mean(axis=1)
+
+
 # endregion: per-model-loss
 
 
@@ -223,4 +229,6 @@ def train(model_losses: Callable[[], Tensor], optimizer: Optimizer, *, steps: in
         losses.sum().backward()
         optimizer.step()
     return History(tuple(recorded), np.array(rows))
+
+
 # endregion: train

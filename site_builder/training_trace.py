@@ -7,7 +7,8 @@ a page from its cached fixture results never imports it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .trace import Int, Real, Sci, record
 
@@ -42,6 +43,11 @@ def loss_records(columns: Sequence[str], *, per: str, module: str) -> tuple[Any,
         return record(kind, index=index)(type(name, (), namespace))
 
     return (
-        declare("Curve", "CURVE", "step", f"The mean training loss over the seeds at one recorded step, one field per {per}."),
+        declare(
+            "Curve",
+            "CURVE",
+            "step",
+            f"The mean training loss over the seeds at one recorded step, one field per {per}.",
+        ),
         declare("Final", "FINAL", "seed", f"One seed's training loss after the last update, one field per {per}."),
     )

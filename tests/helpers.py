@@ -168,8 +168,16 @@ def full_precision_digests(slug: str, *thread_counts: int) -> list[str]:
     for threads in thread_counts:
         env = dict(os.environ, PYTHONHASHSEED="0")
         env.update({name: str(threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-        processes.append(subprocess.Popen([sys.executable, "-c", _DIGEST_PROGRAM, slug], cwd=ROOT, env=env,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _DIGEST_PROGRAM, slug],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     digests = []
     for process in processes:
         out, err = process.communicate()

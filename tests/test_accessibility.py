@@ -16,9 +16,9 @@ import contextlib
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -69,7 +69,9 @@ class Violation:
 
     def __str__(self) -> str:
         first = self.summary.splitlines()[1].strip() if len(self.summary.splitlines()) > 1 else self.summary
-        return f"/{self.page} ({self.setting}): {self.rule} [{self.impact}] at {self.target}: {self.html[:160]} -- {first}"
+        return (
+            f"/{self.page} ({self.setting}): {self.rule} [{self.impact}] at {self.target}: {self.html[:160]} -- {first}"
+        )
 
 
 @contextlib.contextmanager
@@ -169,7 +171,7 @@ def test_the_audit_names_rule_element_and_page_of_a_violation(browser, server):
         found, _ = audit(page, "light, injected", "")
     faint = [v for v in found if v.target == "#faint"]
     assert [v.rule for v in faint] == ["color-contrast"]
-    assert str(faint[0]).startswith("/ (light, injected): color-contrast [serious] at #faint: <p id=\"faint\"")
+    assert str(faint[0]).startswith('/ (light, injected): color-contrast [serious] at #faint: <p id="faint"')
 
 
 def test_make_test_without_npm_stops_with_one_sentence(tmp_path):

@@ -8,13 +8,14 @@ in both answers.
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numeric_gradients import numeric_grad
 
 from site_builder.autograd import (
     AutogradError,
@@ -28,8 +29,6 @@ from site_builder.autograd import (
     tensor,
     unbroadcast,
 )
-
-from numeric_gradients import numeric_grad
 
 
 # --------------------------------------------------------------------------- helpers
@@ -112,7 +111,13 @@ OP_CASES: list[OpCase] = [
     ("div-by-const", ((3, 2),), _uniform, lambda a: a / 4.0, lambda a: a / 4.0),
     ("div-by-int", ((3, 2),), _uniform, lambda a: a / 3, lambda a: a / 3),
     ("rdiv-const", ((3, 2),), _away_from_zero, lambda a: 2.0 / a, lambda a: 2.0 / a),
-    ("rdiv-array", ((3, 2),), _away_from_zero, lambda a: np.array([1.0, -3.0]) / a, lambda a: np.array([1.0, -3.0]) / a),
+    (
+        "rdiv-array",
+        ((3, 2),),
+        _away_from_zero,
+        lambda a: np.array([1.0, -3.0]) / a,
+        lambda a: np.array([1.0, -3.0]) / a,
+    ),
     # exp, log, sqrt, sigmoid
     ("exp", ((3, 2),), _uniform, lambda a: a.exp(), lambda a: np.exp(a)),
     ("log", ((3, 2),), _positive, lambda a: a.log(), lambda a: np.log(a)),
@@ -121,7 +126,13 @@ OP_CASES: list[OpCase] = [
     # sums over tuples of axes, with and without keepdims, feeding a broadcast
     ("sum-axes(0,2)", ((2, 3, 4),), _uniform, lambda a: a.sum(axis=(0, 2)), lambda a: np.sum(a, axis=(0, 2))),
     ("sum-axes(-1,0)", ((2, 3, 4),), _uniform, lambda a: a.sum(axis=(-1, 0)), lambda a: np.sum(a, axis=(0, 2))),
-    ("sum-keepdims", ((3, 2),), _uniform, lambda a: a.sum(axis=1, keepdims=True), lambda a: np.sum(a, axis=1, keepdims=True)),
+    (
+        "sum-keepdims",
+        ((3, 2),),
+        _uniform,
+        lambda a: a.sum(axis=1, keepdims=True),
+        lambda a: np.sum(a, axis=1, keepdims=True),
+    ),
     ("sum-all-keepdims", ((3, 2),), _uniform, lambda a: a.sum(keepdims=True), lambda a: np.sum(a, keepdims=True)),
     (
         "sum-keepdims-broadcast",
@@ -144,9 +155,21 @@ OP_CASES: list[OpCase] = [
     # max (random values: no ties, so the gradient is the derivative)
     ("max-all", ((3, 4),), _uniform, lambda a: a.max(), lambda a: np.max(a)),
     ("max-axis0", ((3, 4),), _uniform, lambda a: a.max(axis=0), lambda a: np.max(a, axis=0)),
-    ("max-axis-1-keepdims", ((3, 4),), _uniform, lambda a: a.max(axis=-1, keepdims=True), lambda a: np.max(a, axis=-1, keepdims=True)),
+    (
+        "max-axis-1-keepdims",
+        ((3, 4),),
+        _uniform,
+        lambda a: a.max(axis=-1, keepdims=True),
+        lambda a: np.max(a, axis=-1, keepdims=True),
+    ),
     ("max-axes(0,2)", ((2, 3, 4),), _uniform, lambda a: a.max(axis=(0, 2)), lambda a: np.max(a, axis=(0, 2))),
-    ("max-axes-keepdims", ((2, 3, 4),), _uniform, lambda a: a.max(axis=(2, 1), keepdims=True), lambda a: np.max(a, axis=(1, 2), keepdims=True)),
+    (
+        "max-axes-keepdims",
+        ((2, 3, 4),),
+        _uniform,
+        lambda a: a.max(axis=(2, 1), keepdims=True),
+        lambda a: np.max(a, axis=(1, 2), keepdims=True),
+    ),
     # reshape and transpose
     ("reshape-args", ((2, 3, 4),), _uniform, lambda a: a.reshape(6, 4), lambda a: np.reshape(a, (6, 4))),
     ("reshape-tuple-infer", ((2, 3, 4),), _uniform, lambda a: a.reshape((4, -1)), lambda a: np.reshape(a, (4, 6))),
@@ -158,9 +181,21 @@ OP_CASES: list[OpCase] = [
     ("index-int", ((3, 2),), _uniform, lambda a: a[1], lambda a: a[1]),
     ("index-int-int", ((3, 2),), _uniform, lambda a: a[2, 1], lambda a: a[2, 1]),
     ("index-negative-slice", ((4, 3),), _uniform, lambda a: a[-3:, ::2], lambda a: a[-3:, ::2]),
-    ("index-array-repeats", ((4, 2),), _uniform, lambda a: a[np.array([0, 3, 0, 0])], lambda a: a[np.array([0, 3, 0, 0])]),
+    (
+        "index-array-repeats",
+        ((4, 2),),
+        _uniform,
+        lambda a: a[np.array([0, 3, 0, 0])],
+        lambda a: a[np.array([0, 3, 0, 0])],
+    ),
     ("index-list", ((4,),), _uniform, lambda a: a[[1, 1, 2]], lambda a: a[[1, 1, 2]]),
-    ("index-mask", ((4,),), _uniform, lambda a: a[np.array([True, False, True, True])], lambda a: a[np.array([True, False, True, True])]),
+    (
+        "index-mask",
+        ((4,),),
+        _uniform,
+        lambda a: a[np.array([True, False, True, True])],
+        lambda a: a[np.array([True, False, True, True])],
+    ),
     (
         "index-pairs",
         ((3, 4),),
@@ -177,7 +212,13 @@ OP_CASES: list[OpCase] = [
     ("matmul-[T,C]@[B,C,D]", ((3, 4), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
     ("matmul-[C]@[B,C,D]", ((4,), (2, 4, 5)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
     ("matmul-[B,T,C]@[C]", ((2, 3, 4), (4,)), _uniform, lambda a, b: a @ b, lambda a, b: a @ b),
-    ("matmul-[B,T,C]@[C,D]-const", ((2, 3, 4),), _uniform, lambda a: a @ np.arange(8.0).reshape(4, 2), lambda a: a @ np.arange(8.0).reshape(4, 2)),
+    (
+        "matmul-[B,T,C]@[C,D]-const",
+        ((2, 3, 4),),
+        _uniform,
+        lambda a: a @ np.arange(8.0).reshape(4, 2),
+        lambda a: a @ np.arange(8.0).reshape(4, 2),
+    ),
     # a composite: one hidden layer with a bias and a squared loss
     (
         "composite-mlp",
@@ -371,8 +412,18 @@ def test_scalar_backward_seeds_with_one():
         (lambda a, b: a.reshape(b.shape), (2, 3), (4, 2)),
     ],
     ids=[
-        "add", "sub", "mul", "matmul-mat@vec", "matmul-mat@mat", "matmul-vec@mat", "matmul-dot",
-        "matmul-3d-inner", "matmul-batch", "matmul-0d", "div", "reshape",
+        "add",
+        "sub",
+        "mul",
+        "matmul-mat@vec",
+        "matmul-mat@mat",
+        "matmul-vec@mat",
+        "matmul-dot",
+        "matmul-3d-inner",
+        "matmul-batch",
+        "matmul-0d",
+        "div",
+        "reshape",
     ],
 )
 def test_shape_errors_name_both_shapes(op, left, right):
@@ -485,7 +536,7 @@ def test_bad_indexes_raise_errors_naming_the_shape():
 
 def test_transpose_needs_two_axes_and_reshape_names_the_element_count():
     with pytest.raises(ShapeError, match=r"\[3\]"):
-        parameter([1.0, 2.0, 3.0], name="v").T
+        _ = parameter([1.0, 2.0, 3.0], name="v").T
     with pytest.raises(ShapeError) as info:
         parameter(np.ones((2, 3)), name="m").reshape(4, -1)
     assert "6 elements" in str(info.value)

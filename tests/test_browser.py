@@ -8,8 +8,8 @@ and aborted, so a page that depends on a CDN fails here. Screenshots land in
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from urllib.parse import urlparse
 
 import pytest
@@ -204,7 +204,9 @@ def test_palette_follows_the_system_colour_scheme(browser, server):
         with opened(browser, server, viewport=DESKTOP, color_scheme=scheme) as v:
             page = v.page
             scheme_attr = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-            assert scheme_attr == {"light": "default", "dark": "slate"}[scheme], "the palette follows the system setting"
+            assert scheme_attr == {"light": "default", "dark": "slate"}[scheme], (
+                "the palette follows the system setting"
+            )
             _shot(page, f"desktop-{scheme}")
 
 
@@ -227,4 +229,6 @@ def test_the_first_diagram_comes_before_any_visible_code(browser, server):
         diagram_top = page.locator("svg.dg").first.bounding_box()["y"]
         visible_code = [b for b in page.locator("pre").all() if b.is_visible()]
         assert all(b.bounding_box()["y"] > diagram_top for b in visible_code)
-        assert not any(f.is_visible() for f in page.locator("figure.code-excerpt").all()), "code excerpts start collapsed"
+        assert not any(f.is_visible() for f in page.locator("figure.code-excerpt").all()), (
+            "code excerpts start collapsed"
+        )

@@ -8,9 +8,9 @@ so an estimate in the chart code that turns out too small is caught here.
 from __future__ import annotations
 
 import pytest
+from test_browser import DESKTOP, PHONE, _shot, opened
 
 from helpers import PAGES
-from test_browser import DESKTOP, PHONE, _shot, opened
 
 CHART_PAGES = [p.url for p in PAGES if (p.folder / "figures.py").is_file()]
 WIDTHS = {"phone": PHONE, "desktop": DESKTOP}

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from site_builder.check.site import resolve_links
-
 from helpers import ROOT, mkdocs_env
+from site_builder.check.site import resolve_links
 
 GENERATOR = re.compile(rb'<meta name="generator" content="[^"]*">')
 
@@ -111,8 +110,13 @@ def test_the_export_never_replaces_a_folder_it_did_not_write(tmp_path):
 
 def test_a_download_link_counts_whatever_its_relative_form():
     page = "evidence/claims/index.html"
-    forms = {"claims-v1.trace.txt", "./claims-v1.trace.txt", "../claims/claims-v1.trace.txt",
-             "/evidence/claims/claims-v1.trace.txt", "claims-v1.trace.txt?download=1#top"}
+    forms = {
+        "claims-v1.trace.txt",
+        "./claims-v1.trace.txt",
+        "../claims/claims-v1.trace.txt",
+        "/evidence/claims/claims-v1.trace.txt",
+        "claims-v1.trace.txt?download=1#top",
+    }
     for href in forms:
         assert resolve_links(page, {href}) == {"evidence/claims/claims-v1.trace.txt"}, href
     assert resolve_links(page, {"https://example.org/claims-v1.trace.txt", "#top"}) == set()

@@ -9,9 +9,8 @@ SVG fails the diagram without caching it. (The fixture cache has its tests in
 
 from __future__ import annotations
 
-import shutil
-
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -20,8 +19,8 @@ import pytest
 
 from site_builder.facts import FactBook
 from site_builder.files import seal
-from site_builder.render import templating
 from site_builder.project import EDGE_ROLES, NODE_ROLES
+from site_builder.render import templating
 from site_builder.render.diagrams import DiagramError, DiagramRenderer, dot_environment
 from site_builder.render.templating import page_environment
 
@@ -31,8 +30,9 @@ ROLES = {"node_roles": NODE_ROLES, "edge_roles": EDGE_ROLES}
 
 def draw(renderer: DiagramRenderer, value: float = 1.5):
     env = dot_environment(jinja2.DictLoader({"t.dot.j2": DOT}))
-    return renderer.render(env, "t.dot.j2", FactBook({"K": value}), {}, diagram_id="t", title="T",
-                           description_html="d", **ROLES)
+    return renderer.render(
+        env, "t.dot.j2", FactBook({"K": value}), {}, diagram_id="t", title="T", description_html="d", **ROLES
+    )
 
 
 class Heard(list):
@@ -50,7 +50,9 @@ def entry(cache: Path) -> Path:
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:300]), id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), id="garbage"),
-        pytest.param(lambda p: p.write_bytes(seal(b"<svg><text>not a graph</text></svg>")), id="sealed-but-not-a-drawing"),
+        pytest.param(
+            lambda p: p.write_bytes(seal(b"<svg><text>not a graph</text></svg>")), id="sealed-but-not-a-drawing"
+        ),
         pytest.param(lambda p: p.write_bytes(seal(b"\xff\xfe")), id="sealed-but-not-utf8"),
         pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
@@ -73,14 +75,18 @@ def fake_dot(folder: Path, output: bytes) -> Path:
     (folder / "out").write_bytes(output)
     script = folder / "dot"
     real = os.popen("dot -V 2>&1").read().strip()
-    script.write_text(f"#!/bin/sh\nif [ \"$1\" = -V ]; then echo '{real}' >&2; exit 0; fi\ncat >/dev/null\n"
-                      f"cat '{folder / 'out'}'\nexit 0\n", encoding="utf-8")
+    script.write_text(
+        f"#!/bin/sh\nif [ \"$1\" = -V ]; then echo '{real}' >&2; exit 0; fi\ncat >/dev/null\n"
+        f"cat '{folder / 'out'}'\nexit 0\n",
+        encoding="utf-8",
+    )
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return folder
 
 
-@pytest.mark.parametrize("output", [b"<svg><g>", b"garbage", b"<html/>", b"\xff\xfe<svg/>"],
-                         ids=["cut", "garbage", "not-svg", "not-utf8"])
+@pytest.mark.parametrize(
+    "output", [b"<svg><g>", b"garbage", b"<html/>", b"\xff\xfe<svg/>"], ids=["cut", "garbage", "not-svg", "not-utf8"]
+)
 def test_a_dot_that_exits_0_with_no_drawing_fails_and_poisons_nothing(tmp_path, monkeypatch, output):
     cache = tmp_path / "cache"
     fake = fake_dot(tmp_path / "bin", output)

@@ -5,6 +5,12 @@ from __future__ import annotations
 import pytest
 from lxml import etree
 
+from helpers import PROJECT
+from site_builder.check.document import Facts, check_svg
+from site_builder.check.excerpts import Sources
+from site_builder.check.numbers import has_number
+from site_builder.facts import format_fact
+from site_builder.pipeline import Pipeline
 from site_builder.render import charts as chart
 from site_builder.render.charts import (
     Axis,
@@ -20,14 +26,6 @@ from site_builder.render.charts import (
     linear_ticks,
     log_ticks,
 )
-from site_builder.check.document import Facts, check_svg
-from site_builder.check.excerpts import Sources
-from site_builder.check.numbers import has_number
-from site_builder.facts import format_fact
-
-from site_builder.pipeline import Pipeline
-
-from helpers import PROJECT
 
 RUNS = {run.page.slug: run for run in Pipeline(PROJECT, warn=lambda line: None).run()}
 CHARTS = [(slug, name, svg) for slug, run in RUNS.items() for name, svg in run.charts.items()]
@@ -113,14 +111,18 @@ def test_line_chart_rejects_what_it_cannot_show():
 
 def test_a_zero_row_sits_below_the_axis_labelled_with_the_value_itself():
     ok = dict(chart_id="c", title="t", description="d", x=X, y=Y)
-    svg = line_chart(FACTS, series=(Series("s", _points("Y"), "identity"), Series("z", _points("Z"), "plain", floor=True)), **ok)
+    svg = line_chart(
+        FACTS, series=(Series("s", _points("Y"), "identity"), Series("z", _points("Z"), "plain", floor=True)), **ok
+    )
     root = etree.fromstring(svg.encode("utf-8"))
     zero = [t for t in root.iter("{*}text") if t.get("data-trace") == "Z[0]"]
     lowest = [t for t in root.iter("{*}text") if t.get("data-trace") == "YT[0]"]
     assert len(zero) == 1 and "".join(zero[0].itertext()) == "0"
     assert float(zero[0].get("y")) > float(lowest[0].get("y")) + 20  # below the axis's lowest tick, past the break
     with pytest.raises(ChartError, match="logarithmic"):
-        line_chart(FACTS, series=(Series("z", _points("Z"), "plain", floor=True),), **{**ok, "y": Axis("y", "XT", "count")})
+        line_chart(
+            FACTS, series=(Series("z", _points("Z"), "plain", floor=True),), **{**ok, "y": Axis("y", "XT", "count")}
+        )
 
 
 def test_legend_words_hold_no_digits_and_values_carry_their_key():
@@ -148,8 +150,15 @@ def test_guides_need_log_axes_and_stay_inside_the_plot():
 
 def test_bar_values_are_optional():
     facts = {"C": (0, 1), "V": (1.0, 2.0), "T": (0.0, 2.0)}
-    args = dict(chart_id="b", title="t", description="d", categories_key="C", category_format="count", x_label="x",
-                y=Axis("y", "T", "short"))
+    args = dict(
+        chart_id="b",
+        title="t",
+        description="d",
+        categories_key="C",
+        category_format="count",
+        x_label="x",
+        y=Axis("y", "T", "short"),
+    )
     with_values = bar_chart(facts, groups=(BarGroup("g", ("V[0]", "V[1]"), "short", "identity"),), **args)
     without = bar_chart(facts, groups=(BarGroup("g", ("V[0]", "V[1]"), None, "identity"),), **args)
     assert 'data-trace="V[1]"' in with_values and 'data-trace="V[1]"' not in without

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import PROJECT, faults, golden, page
 from site_builder import check
 from site_builder.check import ALLOWED, Facts, Fresh, Result, check_page, check_svg, html_path, refresh_command
 from site_builder.check.excerpts import Sources
@@ -19,8 +20,6 @@ from site_builder.check.fresh import check_goldens
 from site_builder.check.numbers import scan
 from site_builder.cli import main as cli_main
 from site_builder.pipeline import Pipeline
-
-from helpers import PROJECT, faults, golden, page
 
 REPO = PROJECT.root
 PAGE = page("ch24").html_path
@@ -35,8 +34,12 @@ HOME_HEADING = '<h1 id="top">Build an LLM from scratch</h1>'
 
 
 def material(
-    body: str, title: str = "Keep an identity path around each learned update - Course", nav: str = "",
-    heading: str = CHAPTER_HEADING, footer: str = "", head: str = "",
+    body: str,
+    title: str = "Keep an identity path around each learned update - Course",
+    nav: str = "",
+    heading: str = CHAPTER_HEADING,
+    footer: str = "",
+    head: str = "",
 ) -> str:
     """A page shaped like Material's: title, navigation, content article, footer."""
     return (
@@ -138,7 +141,11 @@ def test_mathml_values_compare_without_layout_whitespace(prepared):
         ("<p><a href='#x'>see 12</a></p>", "a", "'12'"),
         ("<p><code>residual.stack.7.branch.weight</code></p>", "code", "'residual.stack.7.branch.weight'"),
         ("<p>In 2015 deeper was worse.</p>", "p", "'2015'"),
-        ("<svg id='forward'><g class='node'><title>out</title><text>y 3</text></g></svg>", "svg#forward node 'out' text", "'3'"),
+        (
+            "<svg id='forward'><g class='node'><title>out</title><text>y 3</text></g></svg>",
+            "svg#forward node 'out' text",
+            "'3'",
+        ),
     ],
 )
 def test_a_number_without_provenance_is_an_error_naming_its_place(prepared, body, where, number):
@@ -167,16 +174,29 @@ def test_a_number_without_provenance_is_an_error_naming_its_place(prepared, body
         ("<p><span aria-description='42 of them'>many</span></p>", "span[aria-description]", "'42'"),
         ("<ol start='42'><li>percent</li></ol>", "ol[start]", "'42'"),
         ("<svg id='s'><title>42 nodes</title></svg>", "svg#s title", "'42'"),
-        ("<style>p::before { content: \"Accuracy 4\\32 \" }</style><p>x</p>", "style content", "'42'"),
-        ("<p><img alt='' src='a.png'> <span data-trace='FORWARD.input' data-format='vector' title='42'>[2, −1]</span></p>",
-         "span[title]", "'42'"),
-        ("<p><img alt='' src=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'%3E%3Ctext%3E42%3C/text%3E"
-         "%3C/svg%3E\"></p>", "img[src]", "'42'"),
-        (f"<p><img alt='' src='data:image/svg+xml;base64,{base64.b64encode(b'<svg><text>42</text></svg>').decode()}'></p>",
-         "img[src]", "'42'"),
+        ('<style>p::before { content: "Accuracy 4\\32 " }</style><p>x</p>', "style content", "'42'"),
+        (
+            "<p><img alt='' src='a.png'> <span data-trace='FORWARD.input' data-format='vector' title='42'>[2, −1]</span></p>",
+            "span[title]",
+            "'42'",
+        ),
+        (
+            "<p><img alt='' src=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'%3E%3Ctext%3E42%3C/text%3E"
+            '%3C/svg%3E"></p>',
+            "img[src]",
+            "'42'",
+        ),
+        (
+            f"<p><img alt='' src='data:image/svg+xml;base64,{base64.b64encode(b'<svg><text>42</text></svg>').decode()}'></p>",
+            "img[src]",
+            "'42'",
+        ),
         ("<p><iframe srcdoc='&lt;p&gt;Accuracy 42 percent&lt;/p&gt;'></iframe></p>", "iframe[srcdoc]", "'42'"),
-        ("<style>p { background: url(\"data:image/svg+xml,<svg><text>42</text></svg>\") }</style><p>x</p>",
-         "style content", "'42'"),
+        (
+            '<style>p { background: url("data:image/svg+xml,<svg><text>42</text></svg>") }</style><p>x</p>',
+            "style content",
+            "'42'",
+        ),
     ],
 )
 def test_every_number_a_reader_sees_or_hears_is_read(prepared, body, where, number):
@@ -185,8 +205,12 @@ def test_every_number_a_reader_sees_or_hears_is_read(prepared, body, where, numb
 
 
 def test_the_footer_the_head_and_shown_attributes_are_read(prepared):
-    found = lines(prepared, "<p>x</p>", footer="<p>Accuracy 99.9 percent</p>",
-                  head="<meta name='description' content='Accuracy 42 percent'>")
+    found = lines(
+        prepared,
+        "<p>x</p>",
+        footer="<p>Accuracy 99.9 percent</p>",
+        head="<meta name='description' content='Accuracy 42 percent'>",
+    )
     assert any(": p " in line and "found '99.9'" in line for line in found), found
     assert any(": meta[name=description]" in line and "found '42'" in line for line in found), found
     shown = lines(prepared, "<style>p::after { content: attr(data-x) }</style><p data-x='42'>x</p>")
@@ -353,8 +377,12 @@ def test_a_standalone_svg_is_read_with_its_namespace(prepared):
 
 @pytest.mark.parametrize(
     ("page_path", "built"),
-    [("chapter-24/index.md", "chapter-24/index.html"), ("index.md", "index.html"), ("about.md", "about/index.html"),
-     ("evidence/deep.md", "evidence/deep/index.html")],
+    [
+        ("chapter-24/index.md", "chapter-24/index.html"),
+        ("index.md", "index.html"),
+        ("about.md", "about/index.html"),
+        ("evidence/deep.md", "evidence/deep/index.html"),
+    ],
 )
 def test_built_page_paths_follow_directory_urls(page_path, built):
     assert html_path(page_path) == built
@@ -373,7 +401,9 @@ def test_a_malformed_shows_entry_names_what_it_found(prepared):
     from site_builder.check.site import check_coverage
 
     page = prepared.fresh.by_html_path[PAGE]
-    page = dataclasses.replace(page, keys=(), source=dataclasses.replace(page.source, shows=("svg#a>g FORWARD.input", " ")))
+    page = dataclasses.replace(
+        page, keys=(), source=dataclasses.replace(page.source, shows=("svg#a>g FORWARD.input", " "))
+    )
     assert [p.line() for p in check_coverage(page, [])] == [
         f"{PAGE}: shows 'svg#a>g FORWARD.input': expected a selector made of a tag, #id and .class parts, found 'svg#a>g'",
         f"{PAGE}: shows ' ': expected a fact key, optionally after selectors, found ' '",
@@ -472,7 +502,10 @@ def test_the_untouched_build_agrees_with_a_fresh_run(prepared, built_site):
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "site_builder.cli", "check", *args], cwd=REPO, capture_output=True, text=True,
+        [sys.executable, "-m", "site_builder.cli", "check", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
         env={**os.environ, **(env or {})},
     )
 
@@ -485,7 +518,9 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
     assert agrees.stdout.splitlines()[-1].endswith(", 0 problems") and agrees.stderr == ""
 
     page = copy / PAGE
-    page.write_text(page.read_text(encoding="utf-8").replace("</article>", "<p>About 42 of them.</p></article>"), encoding="utf-8")
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("</article>", "<p>About 42 of them.</p></article>"), encoding="utf-8"
+    )
     disagrees = run_cli(str(copy))
     assert disagrees.returncode == 1
     out = disagrees.stdout.splitlines()
@@ -493,7 +528,10 @@ def test_the_command_exits_0_when_the_site_agrees_1_when_it_does_not_2_when_ther
 
     missing = run_cli(str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and missing.stdout == ""
-    assert missing.stderr.strip() == f"site-builder: error: no site folder at {tmp_path / 'nowhere'} (build it first: mkdocs build)"
+    assert (
+        missing.stderr.strip()
+        == f"site-builder: error: no site folder at {tmp_path / 'nowhere'} (build it first: mkdocs build)"
+    )
 
     not_a_folder = run_cli(str(page))
     assert not_a_folder.returncode == 2 and len(not_a_folder.stderr.strip().splitlines()) == 1

@@ -20,10 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import PAGES, ROOT, faults, page
 from site_builder.check import Verdicts, check_site
 from site_builder.files import seal
-
-from helpers import PAGES, ROOT, faults, page
 
 CHAPTER = page("ch24").html_path
 VERDICTS_FORMAT = "site-builder check verdicts 1"
@@ -37,7 +36,9 @@ def project_copy(root: Path, cache: Path, slugs: tuple[str, ...] | None = None) 
         shutil.copytree(ROOT / folder, root / folder)
     for p in PAGES:
         if slugs is None or p.slug in slugs:
-            shutil.copytree(p.folder, root / "pages" / p.slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
+            shutil.copytree(
+                p.folder, root / "pages" / p.slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py")
+            )
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert "  - chapter-trace\n" in config
     plugin = f"  - chapter-trace:\n      cache_dir: {cache}\n"
@@ -54,8 +55,11 @@ def project(built_site: Path, tmp_path: Path) -> Path:
 def run(root: Path, site: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, list[str], list[str]]:
     """``site-builder check [OPTIONS] SITE`` in the project at ``root``: its exit status, output and error lines."""
     done = subprocess.run(
-        [sys.executable, "-m", "site_builder.cli", "check", *options, str(site)], cwd=root, capture_output=True,
-        text=True, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "site_builder.cli", "check", *options, str(site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
     return done.returncode, done.stdout.splitlines(), done.stderr.splitlines()
 
@@ -103,15 +107,18 @@ def bump_a_value(html: str) -> str:
     """One digit inside the first six-decimal value changed."""
     m = re.search(r'data-format="six">[^<]*?(\d)', html)
     assert m is not None
-    return html[: m.start(1)] + str((int(m[1]) + 1) % 10) + html[m.end(1):]
+    return html[: m.start(1)] + str((int(m[1]) + 1) % 10) + html[m.end(1) :]
 
 
 @pytest.mark.parametrize(
     "tamper, found",
     [
         pytest.param(bump_a_value, "[data-trace=", id="a-digit-of-a-value"),
-        pytest.param(lambda html: html.replace("</article>", "<p>About 42 of them.</p></article>"), "found '42'",
-                     id="a-typed-number"),
+        pytest.param(
+            lambda html: html.replace("</article>", "<p>About 42 of them.</p></article>"),
+            "found '42'",
+            id="a-typed-number",
+        ),
     ],
 )
 def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy, tamper, found):
@@ -128,12 +135,30 @@ def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy,
 @pytest.mark.parametrize(
     "file, old, new, built, found",
     [
-        pytest.param("pages/ch24/page.toml", "square = { value = 2,", "square = { value = 3,", CHAPTER,
-                     '[data-trace=LIT.square] in math (section #figure): expected "3", found "2"', id="a-fact"),
-        pytest.param("pages/ch24/exercises.py", '"""The smallest depth at which', '"""The least depth at which',
-                     CHAPTER, "[data-source=pages/ch24/exercises.py#exercise-depth]", id="a-source-region"),
-        pytest.param("pages/path_expansion/figures.py", "height=180,", "height=190,",
-                     page("path_expansion").html_path, "svg#path-expansion-counts", id="a-chart"),
+        pytest.param(
+            "pages/ch24/page.toml",
+            "square = { value = 2,",
+            "square = { value = 3,",
+            CHAPTER,
+            '[data-trace=LIT.square] in math (section #figure): expected "3", found "2"',
+            id="a-fact",
+        ),
+        pytest.param(
+            "pages/ch24/exercises.py",
+            '"""The smallest depth at which',
+            '"""The least depth at which',
+            CHAPTER,
+            "[data-source=pages/ch24/exercises.py#exercise-depth]",
+            id="a-source-region",
+        ),
+        pytest.param(
+            "pages/path_expansion/figures.py",
+            "height=180,",
+            "height=190,",
+            page("path_expansion").html_path,
+            "svg#path-expansion-counts",
+            id="a-chart",
+        ),
     ],
 )
 def test_a_changed_fact_source_region_or_chart_has_the_page_checked_again(
@@ -166,10 +191,18 @@ def unsealed(path: Path) -> bytes:
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:300]), "damaged cache entry", id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), "damaged cache entry", id="garbage"),
         pytest.param(lambda p: (p.unlink(), p.mkdir()), "damaged cache entry", id="a-folder"),
-        pytest.param(lambda p: p.write_bytes(seal(json.dumps({"format": VERDICTS_FORMAT, "documents": {
-            "k": {"values": "many"}}}).encode())), "damaged cache entry", id="sealed-but-not-verdicts"),
-        pytest.param(lambda p: p.write_bytes(other_users_seal(unsealed(p))), "not sealed with this user's key",
-                     id="another-users"),
+        pytest.param(
+            lambda p: p.write_bytes(
+                seal(json.dumps({"format": VERDICTS_FORMAT, "documents": {"k": {"values": "many"}}}).encode())
+            ),
+            "damaged cache entry",
+            id="sealed-but-not-verdicts",
+        ),
+        pytest.param(
+            lambda p: p.write_bytes(other_users_seal(unsealed(p))),
+            "not sealed with this user's key",
+            id="another-users",
+        ),
     ],
 )
 def test_a_damaged_verdict_cache_is_one_line_then_a_full_check(project, site_copy, damage, said):
@@ -209,6 +242,8 @@ def test_a_verdict_cache_that_cannot_be_written_is_one_line_and_the_check_succee
     cache = project.parent / "cache"
     code, out, err = run(project, site_copy, env=faults({"op": "write", "match": f"{cache}/*", "errno": "ENOSPC"}))
     assert code == 0 and out[-1].endswith(", 0 problems"), out + err
-    assert err == [f"{cache / 'check.json'}: cannot write the check cache: no space left on the device "
-                   "(the site is checked without it)"]
+    assert err == [
+        f"{cache / 'check.json'}: cannot write the check cache: no space left on the device "
+        "(the site is checked without it)"
+    ]
     assert sorted(p.name for p in cache.iterdir()) == ["fixtures"]

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numeric_gradients import numeric_grad
 
 from site_builder.autograd import ShapeError, concat, parameter, tensor
-
-from numeric_gradients import numeric_grad
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1, 2])

@@ -11,11 +11,10 @@ import warnings
 
 import numpy as np
 import pytest
+from numeric_gradients import numeric_grad
 
 from site_builder.autograd import ShapeError, Tensor, parameter, tensor
 from site_builder.nn import NormalizationError, cross_entropy, layer_norm, log_softmax, rms_norm, softmax
-
-from numeric_gradients import numeric_grad
 
 
 def np_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -52,12 +51,16 @@ def check_gradients_of(engine_fn, numpy_fn, arrays: list[np.ndarray], seed_rng: 
 
     for i, leaf in enumerate(leaves):
         assert leaf.grad is not None and leaf.grad.shape == leaf.shape
-        np.testing.assert_allclose(leaf.grad, numeric_grad(objective, arrays, i), rtol=tol, atol=tol, err_msg=f"operand {i}")
+        np.testing.assert_allclose(
+            leaf.grad, numeric_grad(objective, arrays, i), rtol=tol, atol=tol, err_msg=f"operand {i}"
+        )
 
 
 # ------------------------------------------------------------------------- softmax
 @pytest.mark.parametrize(
-    "shape, axis", [((3, 4), -1), ((3, 4), 0), ((2, 3, 4), 1), ((5,), -1)], ids=["rows", "columns", "3d-middle", "vector"]
+    "shape, axis",
+    [((3, 4), -1), ((3, 4), 0), ((2, 3, 4), 1), ((5,), -1)],
+    ids=["rows", "columns", "3d-middle", "vector"],
 )
 def test_softmax_and_log_softmax_gradients_match_central_difference(shape, axis):
     x0 = np.random.default_rng(11).uniform(-3.0, 3.0, size=shape)
@@ -160,7 +163,11 @@ def test_cross_entropy_rejects_non_integer_targets():
 @pytest.mark.parametrize("shape", [(3, 5), (2, 3, 4), (6,)], ids=["rows", "3d", "vector"])
 def test_layer_norm_gradients_match_central_difference(shape):
     rng = np.random.default_rng(17)
-    arrays = [rng.uniform(-2.0, 2.0, size=shape), rng.uniform(0.5, 1.5, size=shape[-1:]), rng.uniform(-1.0, 1.0, size=shape[-1:])]
+    arrays = [
+        rng.uniform(-2.0, 2.0, size=shape),
+        rng.uniform(0.5, 1.5, size=shape[-1:]),
+        rng.uniform(-1.0, 1.0, size=shape[-1:]),
+    ]
     check_gradients_of(
         lambda x, g, b: layer_norm(x, g, b, eps=1e-5), lambda x, g, b: np_layer_norm(x, g, b, 1e-5), arrays, 3
     )
@@ -224,7 +231,11 @@ def test_rms_norm_with_eps_zero_rejects_an_all_zero_row_before_taking_a_log():
 
 def test_rms_norm_with_eps_zero_names_where_the_zero_row_is():
     with pytest.raises(NormalizationError, match=r"row \(1, 0\) of x \[2,2,3\]"):
-        rms_norm(parameter([[[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [4.0, 5.0, 6.0]]], name="x"), np.ones(3), eps=0.0)
+        rms_norm(
+            parameter([[[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]], [[0.0, 0.0, 0.0], [4.0, 5.0, 6.0]]], name="x"),
+            np.ones(3),
+            eps=0.0,
+        )
     with pytest.raises(NormalizationError, match=r"its only row of x \[3\]"):
         rms_norm(parameter(np.zeros(3), name="v"), np.ones(3), eps=0.0)
 

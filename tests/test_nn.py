@@ -11,11 +11,10 @@ import inspect
 
 import numpy as np
 import pytest
+from numeric_gradients import numeric_grad
 
 from site_builder.autograd import Tensor, check_gradients, parameter, tensor
 from site_builder.nn import Linear, ResidualShapeError, residual_add
-
-from numeric_gradients import numeric_grad
 
 X = [2.0, -1.0]
 W = [[0.5, -1.0], [2.0, 0.25]]

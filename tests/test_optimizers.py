@@ -112,7 +112,9 @@ def test_adam_fits_a_linear_layer_given_as_a_list_of_named_parameters():
 
 
 # ------------------------------------------------------------------ shared rules
-@pytest.mark.parametrize("make", [lambda p: SGD(p, lr=0.1, momentum=0.5), lambda p: Adam(p, lr=0.1)], ids=["sgd", "adam"])
+@pytest.mark.parametrize(
+    "make", [lambda p: SGD(p, lr=0.1, momentum=0.5), lambda p: Adam(p, lr=0.1)], ids=["sgd", "adam"]
+)
 def test_a_parameter_without_a_gradient_is_left_alone(make):
     params = make_params()
     optimizer = make(params)
@@ -180,7 +182,16 @@ def test_an_unnamed_tracked_tensor_is_rejected():
         (lambda p: Adam(p, lr=0.1, betas=(0.9, 1.0)), "betas must"),
         (lambda p: Adam(p, lr=0.1, eps=0.0), "eps must be"),
     ],
-    ids=["typo-in-no-decay", "string-no-decay", "zero-lr", "nan-lr", "momentum-1", "negative-decay", "beta-1", "zero-eps"],
+    ids=[
+        "typo-in-no-decay",
+        "string-no-decay",
+        "zero-lr",
+        "nan-lr",
+        "momentum-1",
+        "negative-decay",
+        "beta-1",
+        "zero-eps",
+    ],
 )
 def test_bad_settings_are_rejected_with_the_setting_named(make, fragment):
     with pytest.raises(ParameterError, match=fragment):

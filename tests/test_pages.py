@@ -12,12 +12,11 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from site_builder.cli import main as cli_main
-from site_builder.trace import SCI, NonFiniteValueError, TraceParseError, choice, format_sci
+from trace_cases import assert_rejects
 
 from helpers import PAGES, PROJECT, SLUGS, golden, layout, page
-from trace_cases import assert_rejects
+from site_builder.cli import main as cli_main
+from site_builder.trace import SCI, NonFiniteValueError, TraceParseError, choice, format_sci
 
 REPORTS = [p.slug for p in PAGES if p.has_report]
 
@@ -108,19 +107,49 @@ def _generic_cases(slug):
     yield "missing final newline", text[:-1], n, len(lines[n - 1]) + 1, "final newline"
     yield "doubled final newline", text + "\n", n + 1, 1, "doubled final newline"
     yield "blank line", _join(lines[: first + 1] + [""] + lines[first + 1 :]), first + 2, 1, "blank line"
-    yield "trailing space", _join(lines[:first] + [record + " "] + lines[first + 1 :]), first + 1, len(record) + 1, "trailing whitespace"
-    yield "unknown record", _join(lines[:first] + ["MYSTERY" + sep + record.split(sep, 1)[1]] + lines[first + 1 :]), first + 1, 1, "unknown record"
+    yield (
+        "trailing space",
+        _join(lines[:first] + [record + " "] + lines[first + 1 :]),
+        first + 1,
+        len(record) + 1,
+        "trailing whitespace",
+    )
+    yield (
+        "unknown record",
+        _join(lines[:first] + ["MYSTERY" + sep + record.split(sep, 1)[1]] + lines[first + 1 :]),
+        first + 1,
+        1,
+        "unknown record",
+    )
     yield "text after the end", text + record + "\n", n + 1, 1, "continues after"
     name = record.split(sep)[1].split("=")[0]
     column = len(kind) + 2
-    yield "unknown field", _join(lines[:first] + [record.replace(f"{sep}{name}=", f"{sep}zzz=", 1)] + lines[first + 1 :]), first + 1, column, "unknown field"
-    yield "extra field", _join(lines[:first] + [record + f"{sep}extra=1"] + lines[first + 1 :]), first + 1, len(record) + 2, "extra field"
+    yield (
+        "unknown field",
+        _join(lines[:first] + [record.replace(f"{sep}{name}=", f"{sep}zzz=", 1)] + lines[first + 1 :]),
+        first + 1,
+        column,
+        "unknown field",
+    )
+    yield (
+        "extra field",
+        _join(lines[:first] + [record + f"{sep}extra=1"] + lines[first + 1 :]),
+        first + 1,
+        len(record) + 2,
+        "extra field",
+    )
     cut = record.rsplit(sep, 1)[0]
     yield "missing field", _join(lines[:first] + [cut] + lines[first + 1 :]), first + 1, len(cut) + 1, "missing field"
     fields = record.split(sep)
     if len(fields) > 2:
         swapped = sep.join([fields[0], fields[2], fields[1], *fields[3:]])
-        yield "fields out of order", _join(lines[:first] + [swapped] + lines[first + 1 :]), first + 1, column, "out of order"
+        yield (
+            "fields out of order",
+            _join(lines[:first] + [swapped] + lines[first + 1 :]),
+            first + 1,
+            column,
+            "out of order",
+        )
     doubled = record.replace(sep, sep + sep, 1)
     yield "doubled separator", _join(lines[:first] + [doubled] + lines[first + 1 :]), first + 1, column, "exactly one"
     yield "missing record", _join(lines[:first] + lines[first + 1 :]), first + 1, 1, "expected " + kind
@@ -134,7 +163,9 @@ def _generic_cases(slug):
 CASES = [(slug, *case) for slug in SLUGS for case in _generic_cases(slug)]
 
 
-@pytest.mark.parametrize("slug,text,line,column,words", [c[:1] + c[2:] for c in CASES], ids=[f"{c[0]}-{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    "slug,text,line,column,words", [c[:1] + c[2:] for c in CASES], ids=[f"{c[0]}-{c[1]}" for c in CASES]
+)
 def test_parser_rejects_with_line_and_column(slug, text, line, column, words):
     assert text != golden(slug)
     assert_rejects(layout(slug).parse, text, line, column, words, source="golden/trace.txt")
@@ -157,8 +188,9 @@ def test_a_nan_in_any_trace_field_is_refused_naming_its_key(slug, runs):
 
     lay = layout(slug)
     trace = runs[slug].trace
-    slot, record = next((s, r) for s, r in lay.records_of(trace)
-                        if any(f.kind.name in ("real", "sci", "vector") for f in s.fields))
+    slot, record = next(
+        (s, r) for s, r in lay.records_of(trace) if any(f.kind.name in ("real", "sci", "vector") for f in s.fields)
+    )
     field = next(f for f in slot.fields if f.kind.name in ("real", "sci", "vector"))
     value = getattr(record, field.attribute)
     bad = (float("nan"),) * len(value) if isinstance(value, tuple) else float("nan")
@@ -176,8 +208,15 @@ def test_a_nan_in_any_trace_field_is_refused_naming_its_key(slug, runs):
 # ------------------------------------------------------------------ the shared kinds
 @pytest.mark.parametrize(
     "value,text",
-    [(1.5e-7, "1.500000e-07"), (-2.0, "-2.000000e+00"), (0.0, "0.000000e+00"), (-0.0, "0.000000e+00"),
-     (1e-300, "1.000000e-300"), (123456789.0, "1.234568e+08"), (-1e-9 / 3, "-3.333333e-10")],
+    [
+        (1.5e-7, "1.500000e-07"),
+        (-2.0, "-2.000000e+00"),
+        (0.0, "0.000000e+00"),
+        (-0.0, "0.000000e+00"),
+        (1e-300, "1.000000e-300"),
+        (123456789.0, "1.234568e+08"),
+        (-1e-9 / 3, "-3.333333e-10"),
+    ],
 )
 def test_sci_writes_like_format_e(value, text):
     assert format_sci(value) == text == SCI.write(value)
@@ -186,9 +225,18 @@ def test_sci_writes_like_format_e(value, text):
 
 @pytest.mark.parametrize(
     "text,words",
-    [("-0.000000e+00", "negative zero"), ("1.0e-07", "scientific"), ("1.000000e-007", "canonical"),
-     ("1.000000E+00", "scientific"), ("12.000000e+00", "scientific"), ("0.100000e+00", "canonical"),
-     ("nan", "scientific"), ("1.000000", "scientific"), ("+1.000000e+00", "scientific"), ("1.000000e+0", "scientific")],
+    [
+        ("-0.000000e+00", "negative zero"),
+        ("1.0e-07", "scientific"),
+        ("1.000000e-007", "canonical"),
+        ("1.000000E+00", "scientific"),
+        ("12.000000e+00", "scientific"),
+        ("0.100000e+00", "canonical"),
+        ("nan", "scientific"),
+        ("1.000000", "scientific"),
+        ("+1.000000e+00", "scientific"),
+        ("1.000000e+0", "scientific"),
+    ],
 )
 def test_sci_reader_is_strict(text, words):
     from site_builder.trace.format import ValueSyntaxError

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, golden
 from site_builder.pipeline import FixtureRunError, Pipeline, cache
 from site_builder.pipeline.sources import fixture_sources
 from site_builder.project import Project
-
-from helpers import ROOT, golden
 
 
 def project_with(tmp_path: Path, *slugs: str) -> Project:
@@ -41,7 +40,9 @@ def test_cold_then_warm_then_one_page_stale(tmp_path):
     assert [r.cached for r in cold] == [False, False, False]
     assert [r.trace_text for r in cold] == [golden(s) for s in ("ch24", "identity_init", "path_expansion")]
     assert sorted(p.name for p in (tmp_path / ".cache" / "fixtures").iterdir()) == [
-        "ch24.json", "identity_init.json", "path_expansion.json"
+        "ch24.json",
+        "identity_init.json",
+        "path_expansion.json",
     ]
     assert any("ch24 ran in" in line for line in log.progress)
 
@@ -80,8 +81,10 @@ def test_the_fixtures_depend_on_the_engine_files_they_import():
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), id="garbage"),
-        pytest.param(lambda p: p.write_text(p.read_text().replace("3.250000", "3.000000"), encoding="utf-8"),
-                     id="altered-without-its-checksum"),
+        pytest.param(
+            lambda p: p.write_text(p.read_text().replace("3.250000", "3.000000"), encoding="utf-8"),
+            id="altered-without-its-checksum",
+        ),
         pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
 )
@@ -114,8 +117,10 @@ def test_a_failing_fixture_names_its_file_line_and_page(tmp_path):
     project = project_with(tmp_path, "path_expansion")
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
     text = fixtures.read_text(encoding="utf-8")
-    fixtures.write_text(text.replace("    weights = [", "    raise RuntimeError('broken on purpose')\n    weights = [", 1),
-                        encoding="utf-8")
+    fixtures.write_text(
+        text.replace("    weights = [", "    raise RuntimeError('broken on purpose')\n    weights = [", 1),
+        encoding="utf-8",
+    )
     with pytest.raises(FixtureRunError) as info:
         Log().pipeline(project).run()
     message = str(info.value)
@@ -123,8 +128,10 @@ def test_a_failing_fixture_names_its_file_line_and_page(tmp_path):
     assert "(page path_expansion)" in message
 
 
-@pytest.mark.parametrize("how,words", [("os._exit(3)", "exited with status 3"),
-                                       ("os.kill(os.getpid(), signal.SIGKILL)", "killed by signal SIGKILL")])
+@pytest.mark.parametrize(
+    "how,words",
+    [("os._exit(3)", "exited with status 3"), ("os.kill(os.getpid(), signal.SIGKILL)", "killed by signal SIGKILL")],
+)
 def test_a_fixture_process_that_dies_is_named_with_its_page_and_status(tmp_path, how, words):
     project = project_with(tmp_path, "path_expansion")
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
@@ -140,8 +147,10 @@ def test_a_nan_derived_value_is_refused_with_its_key(tmp_path):
     project = project_with(tmp_path, "path_expansion")
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
     text = fixtures.read_text(encoding="utf-8")
-    fixtures.write_text(text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', '"DERIVED.two-to-the-blocks": float("nan"),'),
-                        encoding="utf-8")
+    fixtures.write_text(
+        text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', '"DERIVED.two-to-the-blocks": float("nan"),'),
+        encoding="utf-8",
+    )
     with pytest.raises(FixtureRunError, match="DERIVED.two-to-the-blocks"):
         Log().pipeline(project).run()
 
@@ -160,13 +169,18 @@ def test_fixtures_run_with_one_blas_thread_whatever_the_caller_set(tmp_path, mon
     text = fixtures.read_text(encoding="utf-8")
     variables = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")
     seen = ", ".join(f'"MEASURED.env.{name}": __import__("os").environ.get("{name}", "unset")' for name in variables)
-    fixtures.write_text(text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', f'"DERIVED.two-to-the-blocks": 2**BLOCKS, {seen},'),
-                        encoding="utf-8")
+    fixtures.write_text(
+        text.replace('"DERIVED.two-to-the-blocks": 2**BLOCKS,', f'"DERIVED.two-to-the-blocks": 2**BLOCKS, {seen},'),
+        encoding="utf-8",
+    )
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     run = Log().pipeline(project).run(use_cache=False)[0]
     assert {name: run.derived[f"MEASURED.env.{name}"] for name in variables} == {
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0",
     }
 
 
@@ -232,7 +246,9 @@ def test_the_checker_reuses_an_entry_this_user_sealed_and_fresh_reads_nothing(tm
     assert reused.run.cached and reused.facts["DERIVED.two-to-the-blocks"] == 99  # proven current: this user's
     before = path.read_bytes()
     (fresh,) = collect(project, fresh=True).pages
-    assert not fresh.run.cached and fresh.facts["DERIVED.two-to-the-blocks"] == entry.derived["DERIVED.two-to-the-blocks"]
+    assert (
+        not fresh.run.cached and fresh.facts["DERIVED.two-to-the-blocks"] == entry.derived["DERIVED.two-to-the-blocks"]
+    )
     assert path.read_bytes() == before, "--fresh neither reads nor writes the cache"
 
 
@@ -296,7 +312,7 @@ def test_page_code_that_fails_outside_the_fixture_process_is_one_line(tmp_path, 
     source = tmp_path / "pages" / "path_expansion" / file
     source.write_text(source.read_text(encoding="utf-8") + edit, encoding="utf-8")
     with pytest.raises(FixtureRunError) as info:
-        Log().pipeline(project).run()[0].charts
+        _ = Log().pipeline(project).run()[0].charts
     message = str(info.value)
     assert message.startswith(words) and "(page path_expansion)" in message and "\n" not in message
 
@@ -309,9 +325,17 @@ def test_an_interrupted_run_leaves_no_fixture_process_behind(tmp_path):
     project = project_with(tmp_path, "path_expansion")
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
     started = tmp_path / "started"
-    text = fixtures.read_text(encoding="utf-8").replace("import itertools\n", "import itertools\nimport os\nimport time\n", 1)
-    fixtures.write_text(text.replace("    weights = [", f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n"
-                                     "    time.sleep(600)\n    weights = [", 1), encoding="utf-8")
+    text = fixtures.read_text(encoding="utf-8").replace(
+        "import itertools\n", "import itertools\nimport os\nimport time\n", 1
+    )
+    fixtures.write_text(
+        text.replace(
+            "    weights = [",
+            f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n    time.sleep(600)\n    weights = [",
+            1,
+        ),
+        encoding="utf-8",
+    )
 
     def interrupt_when_running() -> None:
         while not started.exists() or not started.read_text():
@@ -333,16 +357,32 @@ def test_site_builder_terminated_stops_its_fixture_processes_and_says_so_in_one_
     import sys
     import time
 
-    shutil.copytree(ROOT / "pages" / "path_expansion", tmp_path / "pages" / "path_expansion",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "pages" / "path_expansion",
+        tmp_path / "pages" / "path_expansion",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (tmp_path / "mkdocs.yml").write_text("site_name: t\n", encoding="utf-8")
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
     started = tmp_path / "started"
-    text = fixtures.read_text(encoding="utf-8").replace("import itertools\n", "import itertools\nimport os\nimport time\n", 1)
-    fixtures.write_text(text.replace("    weights = [", f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n"
-                                     "    time.sleep(600)\n    weights = [", 1), encoding="utf-8")
-    command = subprocess.Popen([sys.executable, "-m", "site_builder.cli", "trace", "--page", "path_expansion"],
-                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    text = fixtures.read_text(encoding="utf-8").replace(
+        "import itertools\n", "import itertools\nimport os\nimport time\n", 1
+    )
+    fixtures.write_text(
+        text.replace(
+            "    weights = [",
+            f"    open({str(started)!r}, 'w').write(str(os.getpid()))\n    time.sleep(600)\n    weights = [",
+            1,
+        ),
+        encoding="utf-8",
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-m", "site_builder.cli", "trace", "--page", "path_expansion"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     while not started.exists() or not started.read_text():
         assert command.poll() is None, command.communicate()
         time.sleep(0.02)

@@ -19,12 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, mkdocs_env
 from site_builder.files import seal
 from site_builder.pipeline import cache as fixture_cache
 from site_builder.project import Project
 from site_builder.render import cache as page_cache
-
-from helpers import ROOT, mkdocs_env
 
 SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
 
@@ -35,13 +34,20 @@ def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS) -> Path:
     for folder in ("docs", "overrides", "templates"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for slug in slugs:
-        shutil.copytree(ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
+        shutil.copytree(
+            ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py")
+        )
     return root
 
 
 def build(root: Path, out: str = "site") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out], cwd=root,
-                          env=mkdocs_env(), capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out],
+        cwd=root,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
+    )
 
 
 def summary(done: subprocess.CompletedProcess[str]) -> tuple[int, int]:
@@ -68,8 +74,9 @@ def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_pat
     assert summary(cold) == (0, len(SLUGS))
     for slug in SLUGS:  # one line per page as its fixtures finish, then a summary
         assert re.search(rf"fixtures: {slug} ran in \d+\.\d\d s", cold.stderr), cold.stderr
-    assert re.search(rf"fixtures: {len(SLUGS)} of {len(SLUGS)} pages ran, 0 cached, \d+\.\d\d s on \d+ process",
-                     cold.stderr), cold.stderr
+    assert re.search(
+        rf"fixtures: {len(SLUGS)} of {len(SLUGS)} pages ran, 0 cached, \d+\.\d\d s on \d+ process", cold.stderr
+    ), cold.stderr
     warm = build(root)
     assert warm.returncode == 0, warm.stderr
     assert summary(warm) == (len(SLUGS), 0)
@@ -91,7 +98,7 @@ def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
     found = re.search(r"[0-9](?=\n)", text)  # the last digit of a value: still well formed, now wrong
     assert found
     digit = str((int(found.group()) + 1) % 10)
-    golden.write_text(text[: found.start()] + digit + text[found.end():], encoding="utf-8")
+    golden.write_text(text[: found.start()] + digit + text[found.end() :], encoding="utf-8")
     done = build(root)
     assert done.returncode != 0 and "golden trace is stale" in done.stderr, done.stderr
     assert "site-builder trace --page path_expansion --write-golden" in done.stderr
@@ -103,7 +110,9 @@ def test_a_typed_number_fails_every_strict_build_not_only_the_first(tmp_path):
     (root / "docs" / "index.md").write_text("# A course\n\nThe pages of a course, all 12 of them.\n", encoding="utf-8")
     for _ in range(2):
         done = build(root)
-        assert done.returncode != 0 and "'12' in \"The pages" in done.stderr and "has no provenance" in done.stderr, done.stderr
+        assert done.returncode != 0 and "'12' in \"The pages" in done.stderr and "has no provenance" in done.stderr, (
+            done.stderr
+        )
 
 
 # -- keys: every input of a page's rendering is part of its key ----------------------------------------------
@@ -127,9 +136,14 @@ def keyed(tmp_path):
     ("file", "old", "new", "changed"),
     [
         pytest.param("pages/path_expansion/page.md.j2", "\n", "\nMore.\n\n", {"path_expansion"}, id="page-template"),
-        pytest.param("pages/path_expansion/page.toml", "title = \"", "title = \"The ", None, id="page-toml-title"),
-        pytest.param("pages/path_expansion/fixtures.py", "scale: float = 0.5", "scale: float = 0.25",
-                     {"path_expansion"}, id="fixture-constant"),
+        pytest.param("pages/path_expansion/page.toml", 'title = "', 'title = "The ', None, id="page-toml-title"),
+        pytest.param(
+            "pages/path_expansion/fixtures.py",
+            "scale: float = 0.5",
+            "scale: float = 0.25",
+            {"path_expansion"},
+            id="fixture-constant",
+        ),
         pytest.param("pages/path_expansion/figures.py", "\n", "\n# a comment\n", {"path_expansion"}, id="figures"),
         pytest.param("templates/_trace_download.md.j2", "\n", "\n{# a comment #}\n", None, id="shared-template"),
     ],
@@ -228,8 +242,13 @@ def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
     template.write_text(good + "\n{{ no_such_helper() }}\n", encoding="utf-8")
     port = _free_port()
     log = open(tmp_path / "serve.log", "wb")
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"], cwd=root,
-                              env=mkdocs_env(), stdout=log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"],
+        cwd=root,
+        env=mkdocs_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/evidence/path-expansion/"
     try:
         shown = _until(lambda: _get(url))
@@ -239,10 +258,14 @@ def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
         other = _get(f"http://127.0.0.1:{port}/chapter-24/")
         assert other is not None and "This page did not build" not in other, "the other pages are built as usual"
         template.write_text(good, encoding="utf-8")
-        assert _until(lambda: (_get(url) or "This page did not build").count("This page did not build") == 0), \
+        assert _until(lambda: (_get(url) or "This page did not build").count("This page did not build") == 0), (
             "a fixed page is served again"
-        edit(root / "pages" / "path_expansion" / "fixtures.py", "def run(", "def run(*_: object) -> None:\n"
-             "    raise RuntimeError('broken on purpose')\n\n\ndef unused_run(")
+        )
+        edit(
+            root / "pages" / "path_expansion" / "fixtures.py",
+            "def run(",
+            "def run(*_: object) -> None:\n    raise RuntimeError('broken on purpose')\n\n\ndef unused_run(",
+        )
         failed = _until(lambda: "broken on purpose" in (_get(url) or "") and _get(url))
         assert failed and "This page did not build" in failed, "a failing fixture is shown the same way"
     finally:
@@ -287,8 +310,12 @@ build(config, serve_url="http://127.0.0.1:8000/")
 
 def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path):
     root = copy_project(tmp_path / "p")
-    run = lambda script, *outs: subprocess.run([sys.executable, "-c", script, *map(str, outs)], cwd=root,  # noqa: E731
-                                               env=mkdocs_env(), capture_output=True, text=True)
+
+    def run(script, *outs):
+        return subprocess.run(
+            [sys.executable, "-c", script, *map(str, outs)], cwd=root, env=mkdocs_env(), capture_output=True, text=True
+        )
+
     done = run(_REBUILDS, tmp_path / "first", tmp_path / "again", tmp_path / "edited")
     assert done.returncode == 0, done.stderr
     assert tree(tmp_path / "again") == tree(tmp_path / "first"), "an unchanged site rebuilds the same"

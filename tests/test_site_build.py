@@ -19,10 +19,9 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
+from helpers import PAGES, ROOT, SiteBuild, docs_snapshot, faults, layout, mkdocs_env, page
 from site_builder.facts import format_fact
 from site_builder.render.regions import extract_region
-
-from helpers import PAGES, ROOT, SiteBuild, docs_snapshot, faults, layout, mkdocs_env, page
 
 CH24 = page("ch24")
 GOLDEN_TRACE, GOLDEN_REPORT = CH24.golden_trace, CH24.golden_report
@@ -74,7 +73,9 @@ def test_forward_diagram_shows_each_trace_vector_in_its_node(chapter):
     assert values["FORWARD.output"] == ("node output", f"[1, {MINUS}3.25]", "vector")
     assert values["FORWARD.branch"] == ("node learned", f"[{MINUS}1, {MINUS}2.25]", "vector")
     assert values["FORWARD.input"][1] == f"[2, {MINUS}1]"
-    classes = {t.getparent().get("class") for t in svg(chapter, "routes-forward").xpath(".//text[@data-trace='FORWARD.input']")}
+    classes = {
+        t.getparent().get("class") for t in svg(chapter, "routes-forward").xpath(".//text[@data-trace='FORWARD.input']")
+    }
     assert classes == {"node input", "node identity"}, "the input and the identity path both show x"
 
 
@@ -150,7 +151,10 @@ def test_stack_table_has_six_rows_with_header_cells(chapter, facts):
         assert plain.get("data-trace") == f"STACK[{depth}].plain"
         assert residual.get("data-trace") == f"STACK[{depth}].residual"
     assert text(rows[4].xpath("./td")[0]) == f"[0.007812, {MINUS}0.003906]"
-    assert [s.get("data-trace") for s in rows[5].xpath("./td/span")] == ["STACK-GRADIENT.plain", "STACK-GRADIENT.residual"]
+    assert [s.get("data-trace") for s in rows[5].xpath("./td/span")] == [
+        "STACK-GRADIENT.plain",
+        "STACK-GRADIENT.residual",
+    ]
     assert text(rows[5].xpath("./td")[1]) == "[0.316406, 0.316406]"
     names = chapter.xpath("//p[contains(@class, 'stack-parameters')]//span[@data-trace]")
     assert [text(n) for n in names] == list(facts["STACK-GRADIENT.parameters"])
@@ -190,14 +194,29 @@ def test_three_exercises_with_solutions_computed_and_collapsed(chapter):
     items = quiz(chapter, "exercises")
     assert len(items) == 3
     keys = {el.get("data-trace") for item in items for el in item.xpath("./details//*[@data-trace]")}
-    assert {"MEASURED.exercise-cancel.input-gradient", "MEASURED.exercise-scale.residual",
-            "MEASURED.exercise-depth.depth"} <= {k.split("[")[0] for k in keys}
+    assert {
+        "MEASURED.exercise-cancel.input-gradient",
+        "MEASURED.exercise-scale.residual",
+        "MEASURED.exercise-depth.depth",
+    } <= {k.split("[")[0] for k in keys}
 
 
 def test_sections_come_in_the_specified_order(chapter):
     ids = [h.get("id") for h in chapter.xpath("//article//h2")]
-    assert ids == ["predict", "formula", "figure", "backward", "depth", "transformer", "history", "test-yourself",
-                   "cheat-sheet", "exercises", "code", "next"]
+    assert ids == [
+        "predict",
+        "formula",
+        "figure",
+        "backward",
+        "depth",
+        "transformer",
+        "history",
+        "test-yourself",
+        "cheat-sheet",
+        "exercises",
+        "code",
+        "next",
+    ]
 
 
 # Evidence pages that train, which the chapter's text does not link yet. Each links back to the chapter section it
@@ -227,7 +246,11 @@ def test_the_chapter_links_every_evidence_page_from_its_depth_section(chapter):
 @pytest.mark.parametrize("slug", [p.slug for p in PAGES if p.section == "Evidence"])
 def test_every_evidence_page_links_back_to_a_section_of_the_chapter(built_site, slug):
     own = lxml_html.fromstring((built_site / page(slug).html_path).read_bytes())
-    back = [a.get("href") for a in own.xpath("//article//a") if "chapter-24/" in (a.get("href") or "") and "#" in a.get("href")]
+    back = [
+        a.get("href")
+        for a in own.xpath("//article//a")
+        if "chapter-24/" in (a.get("href") or "") and "#" in a.get("href")
+    ]
     assert back, f"{slug} links to no section of the chapter"
 
 
@@ -242,7 +265,9 @@ def test_code_is_collapsed_and_comes_after_the_first_diagram(chapter):
     order = {el: i for i, el in enumerate(chapter.iter())}
     first_diagram = chapter.xpath("//svg[contains(@class, 'dg')]")[0]
     assert order[first_diagram] < min(order[f] for f in excerpts)
-    assert not [f for f in excerpts if "report.py" in f.get("data-source", "") or "trace.py" in f.get("data-source", "")]
+    assert not [
+        f for f in excerpts if "report.py" in f.get("data-source", "") or "trace.py" in f.get("data-source", "")
+    ]
 
 
 def test_both_primary_sources_are_linked(chapter):
@@ -277,6 +302,7 @@ def test_numbers_in_math_carry_provenance(chapter):
     assert len(maths) > 20
     numbers = chapter.xpath("//math//mn")
     assert numbers
+
     def in_index(el) -> bool:  # inside the subscript of an msub/munder: an index such as l+1, not a quantity
         for child, parent in zip([el, *el.iterancestors()], el.iterancestors()):
             if parent.tag in ("msub", "msubsup", "munder", "munderover") and list(parent).index(child) == 1:
@@ -429,7 +455,9 @@ class Project:
 
     def leftovers(self) -> list[str]:
         """Staging folders and old sites beside the site (the build lock file stays: it is how builds take turns)."""
-        return sorted(p.name for p in self.root.iterdir() if p.name.startswith(".site-") and p.name != ".site-site.lock")
+        return sorted(
+            p.name for p in self.root.iterdir() if p.name.startswith(".site-") and p.name != ".site-site.lock"
+        )
 
     def failure(self, **env: str) -> str:
         """Build, expecting a failure: its one ERROR line. The previous site must be left as it was."""
@@ -486,7 +514,11 @@ def test_stale_golden_trace_names_file_line_and_refresh_command(project):
 
 
 def test_stale_golden_report_names_its_refresh_command(project):
-    project.edit("pages/ch24/golden/report.txt", "residual_output=shape:[2] values:[1.000000,-3.250000]", "residual_output=shape:[2] values:[1.000000,-3.000000]")
+    project.edit(
+        "pages/ch24/golden/report.txt",
+        "residual_output=shape:[2] values:[1.000000,-3.250000]",
+        "residual_output=shape:[2] values:[1.000000,-3.000000]",
+    )
     message = project.failure()
     assert "pages/ch24/golden/report.txt:6:" in message
     assert "`site-builder report --page ch24 --write-golden`" in message
@@ -513,7 +545,9 @@ def test_undefined_template_value_names_file_and_line(project):
 
 
 def test_unknown_fact_names_template_line_and_key(project):
-    project.edit("pages/ch24/page.md.j2", 'tv("SHAPE-ERROR.identity", "shape")', 'tv("SHAPE-ERROR.identities", "shape")')
+    project.edit(
+        "pages/ch24/page.md.j2", 'tv("SHAPE-ERROR.identity", "shape")', 'tv("SHAPE-ERROR.identities", "shape")'
+    )
     message = project.failure()
     assert re.search(r"pages/ch24/page\.md\.j2:\d+: unknown fact 'SHAPE-ERROR\.identities'", message), message
 
@@ -526,7 +560,11 @@ def test_missing_source_region_is_named(project):
 
 
 def test_nan_in_a_fixture_names_the_fixture_and_its_file(project):
-    project.edit("pages/ch24/fixtures.py", "input: tuple[float, ...] = (2.0, -1.0)", 'input: tuple[float, ...] = (float("nan"), -1.0)')
+    project.edit(
+        "pages/ch24/fixtures.py",
+        "input: tuple[float, ...] = (2.0, -1.0)",
+        'input: tuple[float, ...] = (float("nan"), -1.0)',
+    )
     message = project.failure()
     assert "fixture 'constants'" in message and "NaN" in message
     assert "pages/ch24/fixtures.py:" in message
@@ -572,9 +610,8 @@ class _Server:
 
 
 def test_serve_watches_the_package_the_pages_and_the_templates():
-    from site_builder.plugin import ChapterTracePlugin
-
     from helpers import PROJECT
+    from site_builder.plugin import ChapterTracePlugin
 
     plugin = ChapterTracePlugin()
     plugin.load_config({})
@@ -596,7 +633,11 @@ def test_serve_only_warns_about_a_stale_golden_and_serves_the_fresh_values(proje
         port = s.getsockname()[1]
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
-        cwd=project.root, env=mkdocs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=project.root,
+        env=mkdocs_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         log: list[str] = []
@@ -653,17 +694,23 @@ def test_diagram_text_survives_quotes_backslashes_and_markup(tmp_path):
 
     tricky = 'a "quoted" \\ back <b>&amp;'
     loader = jinja2.DictLoader(
-        {"t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("step") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'}
+        {
+            "t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("step") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'
+        }
     )
     renderer = DiagramRenderer(tmp_path)
     roles = {"node_roles": NODE_ROLES, "edge_roles": EDGE_ROLES}
     env = dot_environment(loader)
-    drawn = renderer.render(env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T <&>", description_html="d", **roles)
+    drawn = renderer.render(
+        env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T <&>", description_html="d", **roles
+    )
     root = etree.fromstring(drawn.svg.encode("utf-8"))
     (value,) = root.xpath("//*[@data-trace='K']")
     assert value.text == tricky and value.get("data-format") == "name"
     assert root.xpath("//title")[0].text == "T <&>"
-    again = renderer.render(env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T", description_html="d", **roles)
+    again = renderer.render(
+        env, "t.dot.j2", FactBook({"K": tricky}), {}, diagram_id="t", title="T", description_html="d", **roles
+    )
     assert (drawn.cached, again.cached) == (False, True)
 
 
@@ -699,7 +746,11 @@ def test_regions_name_what_is_wrong(tmp_path):
         encoding="utf-8",
     )
     assert extract_region(tmp_path, "m.py", "good").text == "x = 1\n"
-    for name, why in (("absent", "not found in m.py"), ("open", "has no '# endregion: open'"), ("twice", "appears 2 times")):
+    for name, why in (
+        ("absent", "not found in m.py"),
+        ("open", "has no '# endregion: open'"),
+        ("twice", "appears 2 times"),
+    ):
         with pytest.raises(RegionError, match=re.escape(why)):
             extract_region(tmp_path, "m.py", name)
 
@@ -748,9 +799,11 @@ def warnings_of(done: subprocess.CompletedProcess[str]) -> list[str]:
 def new_site(project: Project) -> bool:
     """site/ holds a whole new build: every page, none of the previous site."""
     site = project.root / "site"
-    return (site / "chapter-24" / "index.html").is_file() and "the previous site" not in (
-        site / "index.html"
-    ).read_text(encoding="utf-8") and (site / "sitemap.xml.gz").is_file()
+    return (
+        (site / "chapter-24" / "index.html").is_file()
+        and "the previous site" not in (site / "index.html").read_text(encoding="utf-8")
+        and (site / "sitemap.xml.gz").is_file()
+    )
 
 
 @pytest.fixture
@@ -821,7 +874,9 @@ def test_a_build_killed_mid_way_leaves_the_site_and_the_next_build_removes_its_l
     assert killed.returncode == -9
     assert (project.root / "site" / "index.html").read_text(encoding="utf-8") == PREVIOUS
     assert len(project.leftovers()) == 1  # its staging folder, partly written
-    terminated = project.build(**faults({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "action": "term"}))
+    terminated = project.build(
+        **faults({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "action": "term"})
+    )
     assert terminated.returncode != 0 and "Traceback" not in terminated.stderr
     assert project.previous_site_intact(), "SIGTERM cleans up as Ctrl-C does, and the killed build's folder went first"
     swapped_then_killed = project.build(**faults({"op": "remove", "match": "*/.site-site-*", "action": "kill"}))
@@ -833,18 +888,36 @@ def test_a_build_killed_mid_way_leaves_the_site_and_the_next_build_removes_its_l
 def test_two_builds_at_once_take_turns(project, tmp_path):
     mark, release = tmp_path / "first-is-writing", tmp_path / "go-on"
     first = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=project.root, text=True,
-        env=mkdocs_env(**faults({"op": "write", "match": "*/.site-site-*/sitemap.xml", "action": "pause",
-                                 "mark": str(mark), "until": str(release)})),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=project.root,
+        text=True,
+        env=mkdocs_env(
+            **faults(
+                {
+                    "op": "write",
+                    "match": "*/.site-site-*/sitemap.xml",
+                    "action": "pause",
+                    "mark": str(mark),
+                    "until": str(release),
+                }
+            )
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         first_log = ""
         while not mark.exists():
             assert first.poll() is None, first.communicate()[0]
             subprocess.run(["sleep", "0.05"])
-        second = subprocess.Popen([sys.executable, "-m", "mkdocs", "build", "--strict"], cwd=project.root, text=True,
-                                  env=mkdocs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        second = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "build", "--strict"],
+            cwd=project.root,
+            text=True,
+            env=mkdocs_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         assert second.stdout is not None
         second_log = ""
         while "waiting for it to finish" not in second_log:
@@ -884,14 +957,22 @@ def test_a_read_only_previous_site_is_replaced_and_removed(project):
 @pytest.mark.parametrize(
     ("rule", "words"),
     [
-        ({"op": "write", "match": "*/.site-site-*/assets/*", "errno": "ENOSPC"},
-         "site/assets/images/favicon.png: cannot build the site: no space left on the device"),
-        ({"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "errno": "ENOSPC"},
-         "site/chapter-24/index.html: cannot build the site: no space left on the device"),
-        ({"op": "mkdir", "match": "*/copy/.site-site-*", "errno": "EROFS"},
-         "cannot create the staging folder: the file system is read-only"),
-        ({"op": "write", "match": "*/copy/.site-site.lock", "errno": "EACCES"},
-         ".site-site.lock: cannot create the build lock: permission denied"),
+        (
+            {"op": "write", "match": "*/.site-site-*/assets/*", "errno": "ENOSPC"},
+            "site/assets/images/favicon.png: cannot build the site: no space left on the device",
+        ),
+        (
+            {"op": "write", "match": "*/.site-site-*/chapter-24/index.html", "errno": "ENOSPC"},
+            "site/chapter-24/index.html: cannot build the site: no space left on the device",
+        ),
+        (
+            {"op": "mkdir", "match": "*/copy/.site-site-*", "errno": "EROFS"},
+            "cannot create the staging folder: the file system is read-only",
+        ),
+        (
+            {"op": "write", "match": "*/copy/.site-site.lock", "errno": "EACCES"},
+            ".site-site.lock: cannot create the build lock: permission denied",
+        ),
     ],
     ids=["disk-full-theme-assets", "disk-full-page", "read-only-root-staging", "read-only-root-lock"],
 )
@@ -908,7 +989,13 @@ def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_s
     done = project.build(**faults({"op": "write", "match": f"{tmp_path}/cache/*", "errno": "ENOSPC"}))
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
-    kinds = ["compiled-template cache", "diagram cache", "rendered-page cache", "import-list cache", "number-scan cache"]
+    kinds = [
+        "compiled-template cache",
+        "diagram cache",
+        "rendered-page cache",
+        "import-list cache",
+        "number-scan cache",
+    ]
     if "fixtures: " in done.stderr:  # fixtures ran (their results were not all there to start from)
         kinds.append("fixture cache")
     assert len(warned) == len(kinds), warned
@@ -939,7 +1026,11 @@ def test_a_golden_that_cannot_be_read_is_one_bounded_line(project, breakage, wor
     elif breakage == "unreadable":
         env = faults({"op": "read", "match": "*/pages/ch24/golden/trace.txt", "errno": "EACCES"})
     else:
-        project.edit("pages/ch24/golden/trace.txt", "output=[1.000000,-3.250000]", "output=[1.000000,-3.25" + "9" * 5_000_000 + "]")
+        project.edit(
+            "pages/ch24/golden/trace.txt",
+            "output=[1.000000,-3.250000]",
+            "output=[1.000000,-3.25" + "9" * 5_000_000 + "]",
+        )
     message = project.failure(**env)
     assert words in message and len(message) < 3000, message[:3000]
     if breakage == "huge":

@@ -11,12 +11,24 @@ import markdown
 from site_builder.render.stash import stash
 
 # The Markdown extensions mkdocs.yml configures.
-EXTENSIONS = ["attr_list", "md_in_html", "admonition", "tables", "toc", "pymdownx.details", "pymdownx.superfences",
-              "pymdownx.highlight"]
-SVG = '<svg viewBox="0 0 10 10" role="img"><title>A drawing</title><g id="node-1"><text x="1">x &amp; y</text></g></svg>'
-MATH = '<math><mi>x</mi><mo>*</mo><msub><mi>W</mi><mn>2</mn></msub><mo>_</mo></math>'
-FIGURE = ('<figure class="code-excerpt" data-source="a.py#r"><figcaption><code>a.py</code></figcaption>'
-          '<div class="highlight"><pre><span></span><code>x = *y*&#10;</code></pre></div></figure>')
+EXTENSIONS = [
+    "attr_list",
+    "md_in_html",
+    "admonition",
+    "tables",
+    "toc",
+    "pymdownx.details",
+    "pymdownx.superfences",
+    "pymdownx.highlight",
+]
+SVG = (
+    '<svg viewBox="0 0 10 10" role="img"><title>A drawing</title><g id="node-1"><text x="1">x &amp; y</text></g></svg>'
+)
+MATH = "<math><mi>x</mi><mo>*</mo><msub><mi>W</mi><mn>2</mn></msub><mo>_</mo></math>"
+FIGURE = (
+    '<figure class="code-excerpt" data-source="a.py#r"><figcaption><code>a.py</code></figcaption>'
+    '<div class="highlight"><pre><span></span><code>x = *y*&#10;</code></pre></div></figure>'
+)
 
 
 def convert(text: str) -> str:

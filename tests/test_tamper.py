@@ -8,18 +8,16 @@ site. The shared build and the repository's goldens are never touched.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from lxml import etree
 
+from helpers import PAGES, page
 from site_builder import check
 from site_builder.check import check_site, check_tree, parse_html
-from site_builder.check.document import local
 from site_builder.check.numbers import NUMBER_RE
-
-from helpers import PAGES, page
 
 CHAPTER = page("ch24").html_path
 GENERATED = [p.html_path for p in PAGES]
@@ -123,7 +121,8 @@ def test_the_chapter_has_many_values_to_tamper(built_site):
     numbers = sum(
         len(NUMBER_RE.findall("".join(el.itertext())))
         for el in root.iter()
-        if isinstance(el.tag, str) and el.get("data-trace") is not None
+        if isinstance(el.tag, str)
+        and el.get("data-trace") is not None
         and not any(a.get("data-trace") is not None for a in el.iterancestors())
     )
     assert numbers >= 150
@@ -133,7 +132,11 @@ def test_the_chapter_has_many_values_to_tamper(built_site):
 
 
 def diagrams(root: etree._Element) -> list[etree._Element]:
-    return [svg for svg in root.iter("svg") if svg.get("id") and svg.iter("text") is not None and any(True for _ in svg.iter("text"))]
+    return [
+        svg
+        for svg in root.iter("svg")
+        if svg.get("id") and svg.iter("text") is not None and any(True for _ in svg.iter("text"))
+    ]
 
 
 @pytest.mark.parametrize("page_path", GENERATED)
@@ -145,9 +148,11 @@ def test_every_diagram_label_tampered_is_caught(prepared, built_site, page_path)
         for label in svg.iter("text"):
             original = label.text or ""
             m = None
-            for m in NUMBER_RE.finditer(original):
+            for m in NUMBER_RE.finditer(original):  # noqa: B007 - the last number of the label is the one changed
                 pass
-            changed = original[: m.end() - 1] + bump(original[m.end() - 1]) + original[m.end() :] if m else original + " 7"
+            changed = (
+                original[: m.end() - 1] + bump(original[m.end() - 1]) + original[m.end() :] if m else original + " 7"
+            )
             label.text = changed
             try:
                 found = problems(prepared, root, page_path)
@@ -176,7 +181,9 @@ def test_every_diagram_label_tampered_is_caught(prepared, built_site, page_path)
 )
 def test_a_removed_diagram_node_is_caught(prepared, built_site, diagram, role, key):
     root = tree(built_site)
-    (node,) = root.xpath(f"//svg[@id='{diagram}']//g[contains(concat(' ', @class, ' '), ' node ') and contains(concat(' ', @class, ' '), ' {role} ')]")
+    (node,) = root.xpath(
+        f"//svg[@id='{diagram}']//g[contains(concat(' ', @class, ' '), ' node ') and contains(concat(' ', @class, ' '), ' {role} ')]"
+    )
     node.getparent().remove(node)
     assert problems(prepared, root) == [
         f"{CHAPTER}: svg#{diagram} g.node.{role} [data-trace={key}]: "
@@ -214,8 +221,13 @@ def test_a_table_cell_typed_by_hand_is_caught_twice(prepared, built_site):
     cell = value.getparent()
     cell.text, cell[:] = value.text, []
     found = problems(prepared, root)
-    assert any("td in table#stack-table row 5, column 2" in line and "found '−0.03125'" in line for line in found), found
-    assert f"{CHAPTER}: table#stack-table [data-trace=STACK[3].plain]: expected the value shown in table#stack-table, found not shown" in found
+    assert any("td in table#stack-table row 5, column 2" in line and "found '−0.03125'" in line for line in found), (
+        found
+    )
+    assert (
+        f"{CHAPTER}: table#stack-table [data-trace=STACK[3].plain]: expected the value shown in table#stack-table, found not shown"
+        in found
+    )
 
 
 def test_a_mathml_number_is_caught(prepared, built_site):
@@ -245,8 +257,13 @@ def test_an_answer_in_the_collapsed_checks_is_caught(prepared, built_site):
     for where, key, _ in tamper_each_number(root, [a for a in answers if not a.xpath("ancestor::*[@data-trace]")]):
         cases += 1
         found = problems(prepared, root)
-        assert any(f"[data-trace={key}]" in line and 'in details "Check your answer"' in line
-                   or f"[data-trace={key}]" in line and 'in details "Show the solution"' in line for line in found), (where, found)
+        assert any(
+            f"[data-trace={key}]" in line
+            and 'in details "Check your answer"' in line
+            or f"[data-trace={key}]" in line
+            and 'in details "Show the solution"' in line
+            for line in found
+        ), (where, found)
     assert cases >= 8
 
 
@@ -263,7 +280,9 @@ def test_a_number_typed_into_an_answer_is_caught(prepared, built_site):
 
 
 def excerpt_refs(built_site: Path) -> list[str]:
-    return [el.get("data-source") for el in tree(built_site).iter() if isinstance(el.tag, str) and el.get("data-source")]
+    return [
+        el.get("data-source") for el in tree(built_site).iter() if isinstance(el.tag, str) and el.get("data-source")
+    ]
 
 
 def test_every_code_excerpt_edited_is_caught(prepared, built_site):
@@ -276,7 +295,9 @@ def test_every_code_excerpt_edited_is_caught(prepared, built_site):
         node, slot = next((n, s) for n, s in text_slots(code) if any(ch.isalnum() for ch in getattr(n, s)))
         original = getattr(node, slot)
         i = next(i for i, ch in enumerate(original) if ch.isalnum())
-        setattr(node, slot, original[:i] + ("7" if not original[i].isdigit() else bump(original[i])) + original[i + 1 :])
+        setattr(
+            node, slot, original[:i] + ("7" if not original[i].isdigit() else bump(original[i])) + original[i + 1 :]
+        )
         found = problems(prepared, root)
         assert len(found) == 1 and f"[data-source={ref}]" in found[0] and "expected line" in found[0], (ref, found)
 
@@ -324,16 +345,17 @@ def test_every_page_deleted_is_caught(prepared, built_site, tmp_path):
         shutil.copytree(built_site, copy)
         (copy / built).unlink()
         found = [p.line() for p in check_site(copy, prepared).problems]
-        assert any(line.startswith(f"{built}: page: expected the built page of ") and line.endswith("found no file") for line in found), (built, found)
+        assert any(
+            line.startswith(f"{built}: page: expected the built page of ") and line.endswith("found no file")
+            for line in found
+        ), (built, found)
 
 
 def downloads() -> list[tuple[str, str, str]]:
     from helpers import layout
 
     return [
-        (p.url + name, p.slug, kind)
-        for p in PAGES
-        for name, kind in p.download_names(layout(p.slug).version).items()
+        (p.url + name, p.slug, kind) for p in PAGES for name, kind in p.download_names(layout(p.slug).version).items()
     ]
 
 
@@ -428,14 +450,18 @@ def test_a_moved_point_or_bar_is_caught_with_every_label_intact(prepared, built_
                 continue
             original = el.get(attribute)
             numbers = original.replace(",", " ").split()
-            moved = original.replace(numbers[-1], f"{float(numbers[-1]) - 12:.2f}", 1) if len(numbers) == 1 else (
-                original.rsplit(" ", 1)[0] + " " + original.rsplit(" ", 1)[1].split(",")[0] + ",12.00"
+            moved = (
+                original.replace(numbers[-1], f"{float(numbers[-1]) - 12:.2f}", 1)
+                if len(numbers) == 1
+                else (original.rsplit(" ", 1)[0] + " " + original.rsplit(" ", 1)[1].split(",")[0] + ",12.00")
             )
             el.set(attribute, moved)
             found = problems(prepared, root, page_path)
             el.set(attribute, original)
             cases += 1
-            assert len(found) == 1 and f"svg#{svg.get('id')} {shape}" in found[0] and "drawn from the trace" in found[0], found
+            assert (
+                len(found) == 1 and f"svg#{svg.get('id')} {shape}" in found[0] and "drawn from the trace" in found[0]
+            ), found
     assert cases >= 1
 
 
@@ -469,7 +495,9 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     (site_copy / "deep.html").write_text("<p>" + "<span>" * 300 + "42" + "</span>" * 300 + "</p>", encoding="utf-8")
     (site_copy / "entity.svg").write_text(
         '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY n "42">]><svg xmlns="http://www.w3.org/2000/svg">'
-        "<text>&n;</text></svg>", encoding="utf-8")
+        "<text>&n;</text></svg>",
+        encoding="utf-8",
+    )
     result = check_site(site_copy, prepared)
     text = result.render()
     lines = text.splitlines()
@@ -480,8 +508,10 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     ]
     assert "\x1b" not in text and "\x07" not in text
     assert "deep.html: file: expected a readable HTML document, found elements nested more than 200 deep" in lines
-    assert any(line.startswith("entity.svg: file: expected a readable SVG document, found entity declarations")
-               for line in lines), lines
+    assert any(
+        line.startswith("entity.svg: file: expected a readable SVG document, found entity declarations")
+        for line in lines
+    ), lines
     assert any(line.startswith("escape.html: p") and "\\x1b" in line for line in lines), lines
     many = [line for line in lines if line.startswith("many.html")]
     assert len(many) == 26 and many[-1] == "many.html: … 475 more problems in this file (500 in all)"
@@ -490,8 +520,9 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
 
 def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
     css = site_copy / "stylesheets" / "site.css"
-    css.write_text(css.read_text(encoding="utf-8") + '\n.md-typeset h1::after { content: " (99.9 percent)" }\n',
-                   encoding="utf-8")
+    css.write_text(
+        css.read_text(encoding="utf-8") + '\n.md-typeset h1::after { content: " (99.9 percent)" }\n', encoding="utf-8"
+    )
     found = [p.line() for p in check_site(site_copy, prepared).problems]
     assert len(found) == 1 and found[0].startswith("stylesheets/site.css: content:") and "'99.9'" in found[0], found
 
@@ -501,8 +532,9 @@ def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):
     huge = "9" * 3_000_000
     (site_copy / path).write_text(f"TRACE {huge}\n", encoding="utf-8")
     chapter = site_copy / CHAPTER
-    chapter.write_text(chapter.read_text(encoding="utf-8").replace("</article>", f"<p>{huge}</p></article>"),
-                       encoding="utf-8")
+    chapter.write_text(
+        chapter.read_text(encoding="utf-8").replace("</article>", f"<p>{huge}</p></article>"), encoding="utf-8"
+    )
     text = check_site(site_copy, prepared).render()
     assert len(text) < 20_000
     assert "…[3000000 characters]…" in text and "…[3000007 characters]…" in text  # "+TRACE " and the value, in the diff
@@ -518,7 +550,9 @@ def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy):
     index.write_text(json.dumps(data), encoding="utf-8")
     found = [p.line() for p in check_site(site_copy, prepared).problems]
     assert len(found) == 1, found
-    assert found[0].startswith(f"search/search_index.json: docs[{chapter}] (chapter-24/): expected a number {CHAPTER} shows")
+    assert found[0].startswith(
+        f"search/search_index.json: docs[{chapter}] (chapter-24/): expected a number {CHAPTER} shows"
+    )
     assert "'99.9'" in found[0]
     index.write_text("{not json", encoding="utf-8")
     found = [p.line() for p in check_site(site_copy, prepared).problems]

@@ -6,21 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from numeric_gradients import numeric_grad
 
 from site_builder.autograd import parameter, tensor
 from site_builder.nn import SGD, Adam, cross_entropy
 from site_builder.run import FixtureError
 from site_builder.tasks import (
     Ends,
-    draw_ends,
     cross_entropy_per_model,
+    draw_ends,
     he_std,
     side_by_side,
     train,
     two_spirals,
 )
-
-from numeric_gradients import numeric_grad
 
 
 # ---------------------------------------------------------------------------- data
@@ -74,7 +73,12 @@ def test_ends_embed_and_read_out_each_model_with_its_own_weights():
     for m, d in enumerate(draws):
         np.testing.assert_array_equal(h.data[m], x @ d.embed)
         np.testing.assert_array_equal(ends.logits(h).data[m], (x @ d.embed) @ d.readout)
-    assert [p.name for p in ends.parameters()] == ["m.embed.weight", "m.embed.bias", "m.readout.weight", "m.readout.bias"]
+    assert [p.name for p in ends.parameters()] == [
+        "m.embed.weight",
+        "m.embed.bias",
+        "m.readout.weight",
+        "m.readout.bias",
+    ]
     assert all(not p.data.any() for p in (ends.embed_bias, ends.readout_bias))
 
 
@@ -176,7 +180,9 @@ def test_the_shared_task_is_the_spirals_its_record_describes():
     from site_builder.tasks import SPIRALS
 
     data, record = SPIRALS.dataset(), SPIRALS.record()
-    again = two_spirals(record.points_per_arm, turns=record.turns, noise=record.noise, seed=record.seed, inner=record.inner_radius)
+    again = two_spirals(
+        record.points_per_arm, turns=record.turns, noise=record.noise, seed=record.seed, inner=record.inner_radius
+    )
     assert data.inputs.tobytes() == again.inputs.tobytes()
     assert record.chance_loss == math.log(2.0)
 

@@ -6,12 +6,12 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from trace_cases import Golden, assert_rejects, rejections
 
 from site_builder.trace import (
     INT,
     REAL,
     Choice,
-    Decimals,
     Field,
     Int,
     LaidOut,
@@ -26,8 +26,6 @@ from site_builder.trace import (
     record,
     trace_format,
 )
-
-from trace_cases import Golden, assert_rejects, rejections
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,11 @@ TOY = Toy(Head(2), (Row(1, 0.5), Row(2, -1.25)))
 def test_reads_writes_and_names_every_field():
     assert LAYOUT.parse(TEXT) == TOY and LAYOUT.render(TOY) == TEXT
     assert LAYOUT.facts(TOY) == {
-        "HEAD.size": 2, "ROW[1].step": 1, "ROW[1].value": 0.5, "ROW[2].step": 2, "ROW[2].value": -1.25
+        "HEAD.size": 2,
+        "ROW[1].step": 1,
+        "ROW[1].value": 0.5,
+        "ROW[2].step": 2,
+        "ROW[2].value": -1.25,
     }
     assert LAYOUT.keys() == tuple(LAYOUT.facts(TOY))
     assert (LAYOUT.begin, LAYOUT.end) == ("TRACE toy-v1 BEGIN", "TRACE toy-v1 END")
@@ -69,8 +71,20 @@ G = Golden(TEXT)
 CASES = [
     ("duplicate index", G.replaced(4, "step=2", "step=1"), 4, 10, "duplicate ROW[1] record: expected step=2 here"),
     ("index out of order", G.replaced(3, "step=1", "step=2"), 3, 10, "ROW step=2 out of order: expected step=1 here"),
-    ("duplicate record", G.replaced(3, "ROW step=1 value=0.500000", "HEAD size=2"), 3, 1, "duplicate HEAD record: expected ROW"),
-    ("past the last line", TEXT.replace("TRACE toy-v1 END", "ROW step=3 value=0.000000"), 5, 1, "expected 'TRACE toy-v1 END'"),
+    (
+        "duplicate record",
+        G.replaced(3, "ROW step=1 value=0.500000", "HEAD size=2"),
+        3,
+        1,
+        "duplicate HEAD record: expected ROW",
+    ),
+    (
+        "past the last line",
+        TEXT.replace("TRACE toy-v1 END", "ROW step=3 value=0.000000"),
+        5,
+        1,
+        "expected 'TRACE toy-v1 END'",
+    ),
     ("missing", G.replaced(2, "HEAD size=2", "ROW step=1 value=0.500000"), 2, 1, "missing HEAD record before it"),
     ("unknown", G.replaced(2, "HEAD", "TAIL"), 2, 1, "unknown record 'TAIL': expected HEAD"),
 ]
@@ -85,10 +99,23 @@ def test_rejects_with_line_and_column(text, line, column, words):
     "build,words",
     [
         (lambda: Record("ROW", Row, "rows", ROWS.fields, lines=({}, {})), "no index fields"),
-        (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1}, {"step": 1})), "both ROW[1]"),
+        (
+            lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1}, {"step": 1})),
+            "both ROW[1]",
+        ),
         (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"value": 1.0},)), "does not fix"),
         (lambda: Record("ROW", Row, "rows", ROWS.fields, index=("step",), lines=({"step": 1.5},)), "whole number"),
-        (lambda: Record("ROW", Row, "rows", (Field("step", INT), Field("value", decimals(2))), index=("step",), lines=({"step": 1, "value": 0.125},)), "reads back"),
+        (
+            lambda: Record(
+                "ROW",
+                Row,
+                "rows",
+                (Field("step", INT), Field("value", decimals(2))),
+                index=("step",),
+                lines=({"step": 1, "value": 0.125},),
+            ),
+            "reads back",
+        ),
         (lambda: TraceLayout("toy-v1", Toy, (HEAD,)), "Toy has"),
         (lambda: TraceLayout("toy-v1", Toy, (HEAD, ROWS, HEAD)), "declared twice"),
     ],
@@ -143,7 +170,9 @@ PIPE_TEXT = (
 
 def test_a_declared_trace_reads_writes_and_names_its_fields():
     trace = PipeTrace.layout.parse(PIPE_TEXT)
-    assert trace == PipeTrace(Point(3, (1.0, -0.5)), (Scale("wide", 0.25, "a note, with spaces"), Scale("fine", 1e-12, "tiny")))
+    assert trace == PipeTrace(
+        Point(3, (1.0, -0.5)), (Scale("wide", 0.25, "a note, with spaces"), Scale("fine", 1e-12, "tiny"))
+    )
     assert PipeTrace.layout.render(trace) == PIPE_TEXT
     assert trace.facts()["SCALE[fine].difference"] == 1e-12
     assert PipeTrace.layout.keys()[0] == "POINT.index_value"
@@ -153,7 +182,9 @@ def test_a_declared_trace_reads_writes_and_names_its_fields():
 def test_full_precision_values_are_rounded_only_when_written():
     import numpy as np
 
-    trace = PipeTrace(Point(3, np.array([[1.0000004, -0.5]])), (Scale("wide", 0.1 + 0.2, "x"), Scale("fine", 1e-12, "y")))
+    trace = PipeTrace(
+        Point(3, np.array([[1.0000004, -0.5]])), (Scale("wide", 0.1 + 0.2, "x"), Scale("fine", 1e-12, "y"))
+    )
     assert PipeTrace.layout.render(trace).splitlines()[:2] == [
         "POINT|index_value=3|coordinates=[1.000000,-0.500000]",
         "SCALE|mode=wide|difference=0.300000|note=x",
@@ -169,22 +200,32 @@ def test_a_nan_is_refused_with_its_key_and_a_separator_in_text_is_refused():
         PipeTrace.layout.render(piped)
 
 
-@rejections([
-    ("per-line decimals", PIPE_TEXT.replace("difference=0.000000000001", "difference=0.000000"), 3, 28, "12 decimals"),
-    ("doubled separator", PIPE_TEXT.replace("POINT|index", "POINT||index"), 1, 7, "exactly one '|'"),
-    ("a line too many", PIPE_TEXT + "SCALE|mode=fine|difference=0.000000000001|note=x\n", 4, 1, "continues after"),
-])
+@rejections(
+    [
+        (
+            "per-line decimals",
+            PIPE_TEXT.replace("difference=0.000000000001", "difference=0.000000"),
+            3,
+            28,
+            "12 decimals",
+        ),
+        ("doubled separator", PIPE_TEXT.replace("POINT|index", "POINT||index"), 1, 7, "exactly one '|'"),
+        ("a line too many", PIPE_TEXT + "SCALE|mode=fine|difference=0.000000000001|note=x\n", 4, 1, "continues after"),
+    ]
+)
 def test_a_declared_trace_is_read_strictly(text, line, column, words):
     assert_rejects(PipeTrace.layout.parse, text, line, column, words, source="pipe")
 
 
 def test_declaration_mistakes_are_named():
     with pytest.raises(TypeError, match="annotate it with a value kind"):
+
         @record("BAD")
         class Bad:
             value: float
 
     with pytest.raises(TypeError, match="declares no index field"):
+
         @trace_format("bad-v1")
         class BadTrace:
             points: tuple[Point, ...] = lines({"index_value": 1})

@@ -17,8 +17,14 @@ def cancelling_branch(x0: tuple[float, ...], upstream: tuple[float, ...]) -> dic
     y = residual_add(x, branch(x))
     y.backward_with_seed(np.array(upstream))
     assert x.grad is not None and branch.weight.grad is not None
-    return {"weight": branch.weight.data, "output": y.data, "input_gradient": x.grad,
-            "weight_gradient": branch.weight.grad}
+    return {
+        "weight": branch.weight.data,
+        "output": y.data,
+        "input_gradient": x.grad,
+        "weight_gradient": branch.weight.grad,
+    }
+
+
 # endregion: exercise-cancel
 
 
@@ -36,6 +42,8 @@ def stack_multipliers(x0: tuple[float, ...], scale: float, depth: int) -> tuple[
         assert x.grad is not None
         shares.append(float(x.grad[0]))
     return shares[0], shares[1]
+
+
 # endregion: exercise-scale
 
 
@@ -47,4 +55,6 @@ def depth_below(x0: tuple[float, ...], scale: float, threshold: float, deepest: 
         if abs(plain) < threshold:
             return depth
     raise ValueError(f"the plain stack keeps at least {threshold} of the gradient up to depth {deepest}")
+
+
 # endregion: exercise-depth

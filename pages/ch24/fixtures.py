@@ -94,6 +94,8 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
         "weight_shape": np.array(linear.weight.shape),
         "parameters": np.array([p.name for p in y.leaves() if p is not x]),
     }
+
+
 # endregion: primary-fixture
 
 
@@ -113,6 +115,8 @@ def zero_branch_fixture(c: Constants) -> dict[str, np.ndarray]:
             bool(np.all(np.isfinite(weight_gradient)) and np.any(weight_gradient != 0.0))
         ),
     }
+
+
 # endregion: zero-branch-fixture
 
 
@@ -157,6 +161,8 @@ def stack_fixture(c: Constants, *, residual: bool) -> dict[str, object]:
         "names": [layer.name for layer in layers],
         "parameter_gradients": [layer.weight.grad for layer in layers],
     }
+
+
 # endregion: stack-fixture
 
 
@@ -175,7 +181,10 @@ def gradient_check_fixture(c: Constants) -> GradCheckResult:
     w_shape = linear.weight.shape
     samples = {
         "x": [tuple(np.unravel_index(i, x.shape)) for i in sorted(rng.permutation(x.data.size)[: c.gradcheck_inputs])],
-        "w": [tuple(np.unravel_index(i, w_shape)) for i in sorted(rng.permutation(linear.weight.data.size)[: c.gradcheck_weights])],
+        "w": [
+            tuple(np.unravel_index(i, w_shape))
+            for i in sorted(rng.permutation(linear.weight.data.size)[: c.gradcheck_weights])
+        ],
     }
     return check_gradients(
         objective,
@@ -185,6 +194,8 @@ def gradient_check_fixture(c: Constants) -> GradCheckResult:
         step=c.gradcheck_step,
         tolerance=c.gradcheck_tolerance,
     )
+
+
 # endregion: gradient-check-fixture
 
 
@@ -239,7 +250,9 @@ def run(c: Constants = Constants()) -> Run:
             for depth, (pv, rv) in enumerate(zip(plain["values"], resid["values"]))  # type: ignore[arg-type]
         ),
         stack_gradient=StackGradient(
-            plain=plain["input_gradient"], residual=resid["input_gradient"], parameters=tuple(resid["names"])  # type: ignore[arg-type]
+            plain=plain["input_gradient"],
+            residual=resid["input_gradient"],
+            parameters=tuple(resid["names"]),  # type: ignore[arg-type]
         ),
         gradcheck=GradCheck(
             input_checks=check.count("x"),

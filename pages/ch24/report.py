@@ -14,13 +14,34 @@ CHAPTER = "24-residual-connections"
 PREDICTION = "zero branch preserves output and input gradient but its weight gradient can be nonzero"
 NEXT = "normalize each residual branch input with RMSNorm"
 
-REPORT = KeyValueReport((
-    "chapter", "prediction", "input", "branch_parameter", "branch_output", "residual_output",
-    "upstream", "identity_gradient", "branch_input_gradient", "input_gradient", "weight_gradient",
-    "zero_branch", "shape_error", "stack[0]", "stack[1]", "stack[2]", "stack[3]", "stack[4]",
-    "stack_input_gradients", "stack_parameters", "numeric_gradient", "historical",
-    "same_fixture_replays_bitwise", "next",
-))
+REPORT = KeyValueReport(
+    (
+        "chapter",
+        "prediction",
+        "input",
+        "branch_parameter",
+        "branch_output",
+        "residual_output",
+        "upstream",
+        "identity_gradient",
+        "branch_input_gradient",
+        "input_gradient",
+        "weight_gradient",
+        "zero_branch",
+        "shape_error",
+        "stack[0]",
+        "stack[1]",
+        "stack[2]",
+        "stack[3]",
+        "stack[4]",
+        "stack_input_gradients",
+        "stack_parameters",
+        "numeric_gradient",
+        "historical",
+        "same_fixture_replays_bitwise",
+        "next",
+    )
+)
 
 
 def _tensor(shape: Any, values: Any) -> str:
@@ -79,4 +100,6 @@ def render_report(t: Trace, branch_weight: Any, replays_bitwise: bool) -> str:
         ("next", NEXT),
     ]
     return REPORT.render(lines)
+
+
 # endregion: report-renderer

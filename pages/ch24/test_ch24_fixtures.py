@@ -10,14 +10,12 @@ import sys
 
 import numpy as np
 import pytest
+from trace_cases import fixture_error
 
+from helpers import PROJECT, golden, page
 from pages.ch24.fixtures import Constants, gradient_check_fixture, objective, run
 from pages.ch24.report import REPORT
 from site_builder.cli import main as cli_main
-from site_builder.run import FixtureError
-
-from helpers import PROJECT, fresh_trace, golden, page
-from trace_cases import fixture_error
 
 GOLDEN_REPORT = golden("ch24", "report")
 
@@ -60,9 +58,16 @@ def test_two_processes_give_byte_identical_trace_and_report():
     for _ in range(2):
         done = [
             subprocess.run(
-                [sys.executable, "-c", f"from helpers import fresh_trace; from pages.ch24.fixtures import run; "
-                 f"import sys; sys.stdout.write(fresh_trace('ch24') if {kind!r} == 'trace' else run().report)"],
-                capture_output=True, check=True, cwd=PROJECT.root, env={**os.environ, "PYTHONPATH": str(PROJECT.root / "tests")},
+                [
+                    sys.executable,
+                    "-c",
+                    f"from helpers import fresh_trace; from pages.ch24.fixtures import run; "
+                    f"import sys; sys.stdout.write(fresh_trace('ch24') if {kind!r} == 'trace' else run().report)",
+                ],
+                capture_output=True,
+                check=True,
+                cwd=PROJECT.root,
+                env={**os.environ, "PYTHONPATH": str(PROJECT.root / "tests")},
             ).stdout
             for kind in ("trace", "report")
         ]
@@ -74,8 +79,12 @@ def test_two_processes_give_byte_identical_trace_and_report():
 
 @pytest.mark.parametrize(
     "field,value",
-    [("input", (math.nan, -1.0)), ("branch_weight", (0.5, math.inf, 2.0, 0.25)), ("stack_weight", (math.nan, 0.0, 0.0, -0.25)),
-     ("upstream", (math.nan, 1.0))],
+    [
+        ("input", (math.nan, -1.0)),
+        ("branch_weight", (0.5, math.inf, 2.0, 0.25)),
+        ("stack_weight", (math.nan, 0.0, 0.0, -0.25)),
+        ("upstream", (math.nan, 1.0)),
+    ],
 )
 def test_non_finite_inputs_fail_naming_the_input(field, value):
     error = fixture_error(lambda: Constants(**{field: value}), "constants")

@@ -6,12 +6,11 @@ import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from pages.ch24.trace import Backward, Forward, StackRow, Trace
-from site_builder.trace import format_real
+from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import fresh_trace, golden
-from trace_cases import Golden, assert_rejects, rejections
+from pages.ch24.trace import Backward, Forward, StackRow, Trace
+from site_builder.trace import format_real
 
 GOLDEN = golden("ch24")
 parse, render = Trace.layout.parse, Trace.layout.render
@@ -76,24 +75,72 @@ def _cases():
     yield "doubled final newline", GOLDEN + "\n", 17, 1, "doubled final newline"
     yield "blank line", GOLDEN.replace("\nFORWARD", "\n\nFORWARD"), 3, 1, "blank line"
     yield "trailing space", G.replaced(3, "-3.250000]", "-3.250000] "), 3, len(lines[2]) + 1, "trailing whitespace"
-    yield "negative zero", G.replaced(3, "input=[2.000000", "input=[-0.000000"), 3, G.column(3, "[2.000000") + 1, "negative zero"
-    yield "five decimals", G.replaced(3, "output=[1.000000", "output=[1.00000"), 3, G.column(3, "output=") + 8, "six decimals"
+    yield (
+        "negative zero",
+        G.replaced(3, "input=[2.000000", "input=[-0.000000"),
+        3,
+        G.column(3, "[2.000000") + 1,
+        "negative zero",
+    )
+    yield (
+        "five decimals",
+        G.replaced(3, "output=[1.000000", "output=[1.00000"),
+        3,
+        G.column(3, "output=") + 8,
+        "six decimals",
+    )
     yield "exponent", G.replaced(3, "output=[1.000000", "output=[1e+00"), 3, G.column(3, "output=") + 8, "six decimals"
     yield "NaN", G.replaced(3, "output=[1.000000", "output=[nan"), 3, G.column(3, "output=") + 8, "six decimals"
-    yield "leading plus", G.replaced(4, "input=[0.500000", "input=[+0.500000"), 4, G.column(4, "input=[") + 7, "six decimals"
-    yield "space in vector", G.replaced(3, "[2.000000,-1.000000]", "[2.000000, -1.000000]"), 3, G.column(3, "-1.000000]"), "contains no spaces"
-    yield "unknown field", G.replaced(3, "branch=", "brunch="), 3, G.column(3, "branch="), "unknown field"
-    yield "fields out of order", G.replaced(
+    yield (
+        "leading plus",
+        G.replaced(4, "input=[0.500000", "input=[+0.500000"),
+        4,
+        G.column(4, "input=[") + 7,
+        "six decimals",
+    )
+    yield (
+        "space in vector",
+        G.replaced(3, "[2.000000,-1.000000]", "[2.000000, -1.000000]"),
         3,
-        "branch=[-1.000000,-2.250000] output=[1.000000,-3.250000]",
-        "output=[1.000000,-3.250000] branch=[-1.000000,-2.250000]",
-    ), 3, G.column(3, "branch="), "out of order"
-    yield "missing field", G.replaced(3, " output=[1.000000,-3.250000]", ""), 3, len(lines[2]) - len(" output=[1.000000,-3.250000]") + 1, "missing field"
-    yield "extra field", G.replaced(14, "passed=true", "passed=true extra=1"), 14, G.column(14, "passed=true") + len("passed=true "), "extra field"
+        G.column(3, "-1.000000]"),
+        "contains no spaces",
+    )
+    yield "unknown field", G.replaced(3, "branch=", "brunch="), 3, G.column(3, "branch="), "unknown field"
+    yield (
+        "fields out of order",
+        G.replaced(
+            3,
+            "branch=[-1.000000,-2.250000] output=[1.000000,-3.250000]",
+            "output=[1.000000,-3.250000] branch=[-1.000000,-2.250000]",
+        ),
+        3,
+        G.column(3, "branch="),
+        "out of order",
+    )
+    yield (
+        "missing field",
+        G.replaced(3, " output=[1.000000,-3.250000]", ""),
+        3,
+        len(lines[2]) - len(" output=[1.000000,-3.250000]") + 1,
+        "missing field",
+    )
+    yield (
+        "extra field",
+        G.replaced(14, "passed=true", "passed=true extra=1"),
+        14,
+        G.column(14, "passed=true") + len("passed=true "),
+        "extra field",
+    )
     yield "bad bool", G.replaced(14, "passed=true", "passed=yes"), 14, G.column(14, "passed=") + 7, "true or false"
     yield "bad shape", G.replaced(7, "branch=[2]", "branch=[2,]"), 7, G.column(7, "branch=[2]") + 10, "dimension"
     yield "bad x shape", G.replaced(5, "shape=2x2", "shape=2*2"), 5, G.column(5, "shape=") + 6, "shape like 2x2"
-    yield "duplicate record", GOLDEN.replace(lines[2] + "\n", lines[2] + "\n" + lines[2] + "\n"), 4, 1, "duplicate FORWARD"
+    yield (
+        "duplicate record",
+        GOLDEN.replace(lines[2] + "\n", lines[2] + "\n" + lines[2] + "\n"),
+        4,
+        1,
+        "duplicate FORWARD",
+    )
     yield "missing record", GOLDEN.replace(lines[3] + "\n", ""), 4, 1, "missing BACKWARD"
     yield "unknown record", G.replaced(6, "ZERO-BRANCH", "ZERO-BRUNCH"), 6, 1, "unknown record"
     yield "stack depth out of order", G.replaced(9, "depth=1", "depth=2"), 9, 13, "expected depth=1"
@@ -101,9 +148,21 @@ def _cases():
     yield "wrong BEGIN", GOLDEN.replace("v1 BEGIN", "v2 BEGIN"), 1, 1, "first line"
     yield "text after END", GOLDEN + "STACK depth=0\n", 17, 1, "continues after"
     yield "extra STACK", GOLDEN.replace(lines[11] + "\n", lines[11] + "\n" + lines[11] + "\n"), 13, 1, "too many STACK"
-    yield "literal PROOF changed", G.replaced(15, "gradient=added", "gradient=ignored"), 15, G.column(15, "gradient=") + 9, "expected 'added'"
+    yield (
+        "literal PROOF changed",
+        G.replaced(15, "gradient=added", "gradient=ignored"),
+        15,
+        G.column(15, "gradient=") + 9,
+        "expected 'added'",
+    )
     yield "empty", "", 1, 1, "empty"
-    yield "name with space", G.replaced(2, "name=known-residual-linear", "name=Known"), 2, G.column(2, "name=") + 5, "name"
+    yield (
+        "name with space",
+        G.replaced(2, "name=known-residual-linear", "name=Known"),
+        2,
+        G.column(2, "name=") + 5,
+        "name",
+    )
 
 
 CASES = list(_cases())
@@ -125,7 +184,11 @@ vectors = st.lists(reals, min_size=1, max_size=6).map(tuple)
 
 
 @settings(max_examples=60, deadline=None)
-@given(forward=st.tuples(vectors, vectors, vectors), upstream=vectors, depth_values=st.lists(st.tuples(vectors, vectors), min_size=5, max_size=5))
+@given(
+    forward=st.tuples(vectors, vectors, vectors),
+    upstream=vectors,
+    depth_values=st.lists(st.tuples(vectors, vectors), min_size=5, max_size=5),
+)
 def test_render_parse_round_trip_property(forward, upstream, depth_values):
     base = parse(GOLDEN)
     trace = dataclasses.replace(

@@ -97,4 +97,6 @@ class Trace:
     stack_gradient: StackGradient
     gradcheck: GradCheck
     proof: Proof
+
+
 # endregion: trace-format

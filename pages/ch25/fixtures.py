@@ -23,7 +23,6 @@ from .layer import LOG_SCALE, RMSNorm, RMSNormError, batch_norm
 from .report import render_report
 from .trace import Backward, Batch, Error, History, Meta, Next, Primary, Proof, Scale, Trace, Zero
 
-
 PRIMARY_FIELDS = ("input", "mean_square", "inverse_rms", "normalized", "gain", "output")
 HISTORY_FIELDS = ("batch_anchor_a", "batch_anchor_b", "layer_norm", "rms_norm", "rms_mean")
 
@@ -87,6 +86,8 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
         "gain_gradient": layer.gain.grad,
         "normalized_mean_square": np.array((x_hat * x_hat).mean()),
     }
+
+
 # endregion: primary-fixture
 
 
@@ -98,6 +99,8 @@ def scale_fixture(c: Constants, values: tuple[float, ...], epsilon: float) -> di
     scaled = layer.forward(tensor(np.array(values) * c.factor)).normalized.data
     diff = float(np.max(np.abs(base - scaled)))
     return {"epsilon": epsilon, "base": base, "scaled": scaled, "max_abs_diff": diff}
+
+
 # endregion: scale-fixture
 
 
@@ -118,6 +121,8 @@ def history_fixture(c: Constants) -> dict[str, Any]:
         "rms_mean": float(rms.mean()),
         "layer_norm_mean": float(layer.mean()),
     }
+
+
 # endregion: history-fixture
 
 
@@ -167,6 +172,8 @@ def gradient_check_fixture(c: Constants, primary: dict) -> tuple[GradCheckResult
 
 def scaled_error(analytic: float, numeric: float) -> float:
     return abs(analytic - numeric) / max(1.0, abs(analytic), abs(numeric))
+
+
 # endregion: gradient-check-fixture
 
 
@@ -176,12 +183,16 @@ def no_decay_fixture(c: Constants, exclude: bool) -> np.ndarray:
     gain = c.layer().gain
     excluded = {c.gain_name} if exclude else set()
     optimizer = Adam(
-        {c.gain_name: gain}, lr=c.learning_rate, weight_decay=c.weight_decay,
+        {c.gain_name: gain},
+        lr=c.learning_rate,
+        weight_decay=c.weight_decay,
         no_decay=excluded,
     )
     gain.grad = np.zeros_like(gain.data)
     optimizer.step()
     return gain.data
+
+
 # endregion: no-decay-fixture
 
 
@@ -214,8 +225,7 @@ def run(c: Constants = Constants()) -> Run:
         primary=Primary(**{k: primary[k] for k in PRIMARY_FIELDS}),
         backward=Backward(primary["upstream"], primary["input_gradient"], primary["gain_gradient"]),
         scale=tuple(
-            Scale(mode, s["epsilon"], c.factor, s["base"], s["scaled"], s["max_abs_diff"])
-            for mode, s in scales.items()
+            Scale(mode, s["epsilon"], c.factor, s["base"], s["scaled"], s["max_abs_diff"]) for mode, s in scales.items()
         ),
         zero=Zero(np.array(c.zero), zero, bool(np.all(np.isfinite(zero)))),
         batch=Batch(batch.shape, batch),

@@ -15,7 +15,6 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 
-
 LOG_SCALE = -0.5  # r = exp(LOG_SCALE · log(ms + ε)) is 1 / sqrt(ms + ε)
 
 
@@ -72,6 +71,8 @@ class RMSNorm:
 
     def __call__(self, x: Tensor) -> Tensor:
         return self.forward(x).output
+
+
 # endregion: rmsnorm-layer
 
 
@@ -82,4 +83,6 @@ def batch_norm(batch: Tensor, epsilon: float) -> Tensor:
     centred = batch - batch.mean(axis=0, keepdims=True)
     variance = (centred * centred).mean(axis=0, keepdims=True)
     return centred / (variance + epsilon).sqrt()
+
+
 # endregion: batch-norm

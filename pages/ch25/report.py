@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from site_builder.trace import KeyValueReport, format_bool, format_real, format_shape_brackets, format_vector
 
@@ -14,11 +14,32 @@ CHAPTER = "25-rmsnorm"
 PREDICTION = "positive scaling cancels only in the epsilon-zero ideal; epsilon changes tiny inputs"
 NEXT = "project normalized features into Q K V"
 
-REPORT = KeyValueReport((
-    "chapter", "prediction", "config", "input", "mean_square", "inverse_rms", "normalized", "gain", "output",
-    "upstream", "input_gradient", "gain_gradient", "rms_target", "ideal_scale", "production_scale",
-    "near_zero_scale", "zero_input", "batch_output", "history", "gradcheck", "same_fixture_replays_bitwise", "next",
-))
+REPORT = KeyValueReport(
+    (
+        "chapter",
+        "prediction",
+        "config",
+        "input",
+        "mean_square",
+        "inverse_rms",
+        "normalized",
+        "gain",
+        "output",
+        "upstream",
+        "input_gradient",
+        "gain_gradient",
+        "rms_target",
+        "ideal_scale",
+        "production_scale",
+        "near_zero_scale",
+        "zero_input",
+        "batch_output",
+        "history",
+        "gradcheck",
+        "same_fixture_replays_bitwise",
+        "next",
+    )
+)
 
 
 def _tensor(shape: Sequence[int], values: object) -> str:
@@ -48,9 +69,17 @@ def render_report(t: Trace, shapes: Mapping[str, Sequence[int]], replays_bitwise
             f"epsilon:{format_real(t.meta.epsilon)} feature_width:{t.meta.feature_width} "
             f"gain_name:{t.meta.gain_name} no_decay:{format_bool(t.meta.no_decay)}",
         ),
-        *((name, _tensor(shapes[name], getattr(p, name))) for name in (
-            "input", "mean_square", "inverse_rms", "normalized", "gain", "output",
-        )),
+        *(
+            (name, _tensor(shapes[name], getattr(p, name)))
+            for name in (
+                "input",
+                "mean_square",
+                "inverse_rms",
+                "normalized",
+                "gain",
+                "output",
+            )
+        ),
         ("upstream", _tensor(shapes["upstream"], t.backward.upstream)),
         ("input_gradient", format_vector(t.backward.input_gradient)),
         ("gain_gradient", format_vector(t.backward.gain_gradient)),
@@ -75,4 +104,6 @@ def render_report(t: Trace, shapes: Mapping[str, Sequence[int]], replays_bitwise
         ("next", NEXT),
     ]
     return REPORT.render(lines)
+
+
 # endregion: report-renderer

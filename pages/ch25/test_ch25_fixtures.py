@@ -12,7 +12,9 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import fixture_error
 
+from helpers import PROJECT, golden, page
 from pages.ch25.fixtures import Constants, gradient_check_fixture, no_decay_fixture, objective, primary_fixture, run
 from pages.ch25.layer import RMSNorm, RMSNormError, batch_norm
 from pages.ch25.report import REPORT
@@ -20,9 +22,6 @@ from site_builder.autograd import parameter, tensor
 from site_builder.cli import main as cli_main
 from site_builder.nn import rms_norm
 from site_builder.trace import format_real, format_vector
-
-from helpers import PROJECT, golden, page
-from trace_cases import fixture_error
 
 GOLDEN_REPORT = golden("ch25", "report")
 GAIN = "decoder.block.0.attention_norm.gain"
@@ -87,7 +86,7 @@ def test_rows_with_different_mean_squares_are_normalized_each_on_its_own():
         assert same_bits(forward.output.data[r], layer()(tensor(row)).data)
     whole = rows / np.sqrt(np.mean(rows * rows) + 1e-5) * np.array([1.5, 0.5])
     assert not np.allclose(forward.output.data, whole)
-    assert np.allclose(np.mean(forward.normalized.data ** 2, axis=-1), [m / (m + 1e-5) for m in (12.5, 1.0, 2.0)])
+    assert np.allclose(np.mean(forward.normalized.data**2, axis=-1), [m / (m + 1e-5) for m in (12.5, 1.0, 2.0)])
 
 
 def test_mean_square_keeps_the_last_axis_with_length_one():
@@ -178,7 +177,9 @@ def test_the_gain_is_excluded_from_weight_decay_and_only_that_keeps_it():
 
 
 def test_properties_are_verified_before_they_are_written():
-    fixture_error(lambda: run(dataclasses.replace(Constants(), gradcheck_tolerance=0.0, gradcheck_step=1e-1)), "gradient-check")
+    fixture_error(
+        lambda: run(dataclasses.replace(Constants(), gradcheck_tolerance=0.0, gradcheck_step=1e-1)), "gradient-check"
+    )
     fixture_error(lambda: run(dataclasses.replace(Constants(), weight_decay=0.0)), "no-decay")
 
 

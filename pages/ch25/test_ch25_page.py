@@ -33,8 +33,19 @@ def resolves(built_site: Path, page_url: str, href: str) -> Path | None:
 
 def test_sections_come_in_the_learner_first_order(chapter):
     ids = [h.get("id") for h in chapter.xpath("//article//h2")]
-    assert ids == ["predict", "formula", "figure", "scale", "contrast", "backward", "test-yourself",
-                   "cheat-sheet", "history", "code", "next"]
+    assert ids == [
+        "predict",
+        "formula",
+        "figure",
+        "scale",
+        "contrast",
+        "backward",
+        "test-yourself",
+        "cheat-sheet",
+        "history",
+        "code",
+        "next",
+    ]
 
 
 def test_each_prediction_and_question_has_its_check_collapsed_below_it(chapter):
@@ -69,7 +80,10 @@ def test_this_chapter_links_back_to_chapter_24s_transformer_section(built_site, 
 
 
 def test_the_navigation_lists_both_chapters_in_order(chapter):
-    titles = [text(a) for a in chapter.xpath("//nav[contains(@class, 'md-nav--primary')]//a[contains(@class, 'md-nav__link')]")]
+    titles = [
+        text(a)
+        for a in chapter.xpath("//nav[contains(@class, 'md-nav--primary')]//a[contains(@class, 'md-nav__link')]")
+    ]
     ch24, ch25 = PROJECT.page("ch24").title, PAGE.title
     assert ch24 in titles and ch25 in titles and titles.index(ch24) < titles.index(ch25)
 
@@ -77,10 +91,18 @@ def test_the_navigation_lists_both_chapters_in_order(chapter):
 def test_the_pipeline_diagram_shows_each_step_in_its_node_and_the_identity_path_bypasses_it(chapter):
     (svg,) = chapter.xpath("//svg[@id='prenorm-block']")
     shown = {t.get("data-trace") for t in svg.xpath(".//text[@data-trace]")}
-    assert {"PRIMARY.input", "PRIMARY.mean_square", "PRIMARY.inverse_rms", "PRIMARY.normalized",
-            "PRIMARY.gain", "PRIMARY.output"} <= shown
+    assert {
+        "PRIMARY.input",
+        "PRIMARY.mean_square",
+        "PRIMARY.inverse_rms",
+        "PRIMARY.normalized",
+        "PRIMARY.gain",
+        "PRIMARY.output",
+    } <= shown
     (cluster,) = svg.xpath(".//g[contains(@class, 'cluster')]")
-    inside = {t.get("data-trace") for t in cluster.xpath("following-sibling::g[contains(@class, 'node')]//text[@data-trace]")}
+    inside = {
+        t.get("data-trace") for t in cluster.xpath("following-sibling::g[contains(@class, 'node')]//text[@data-trace]")
+    }
     assert "PRIMARY.normalized" in inside
     identity = svg.xpath(".//g[contains(@class, 'edge') and contains(@class, 'identity')]")
     assert len(identity) == 1, "one identity edge, from the stream straight to the merge"

@@ -128,4 +128,6 @@ class Trace:
     error: tuple[Error, ...] = lines(case=ERROR_CASES)
     proof: Proof
     next: Next
+
+
 # endregion: trace-format

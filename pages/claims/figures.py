@@ -9,9 +9,11 @@ root of the depth and the depth itself, as guide lines from the first point.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, linear_ticks, log_ticks
+
 from .trace import FAMILIES, LINEAR_LAW_EXPONENT, SQRT_LAW_EXPONENT, STREAM_DEPTHS, Trace
 
 # Families whose branch output cannot grow with the stream (a fixed vector, a tanh), and the one whose can.
@@ -23,7 +25,11 @@ SERIES_WORDS = {
     "tanh": "triangles, dotted: tanh branches",
     "linear": "circles, dashed: linear branches",
 }
-NAMES = {"independent": "the branches that ignore the stream", "tanh": "the tanh branches", "linear": "the linear branches"}
+NAMES = {
+    "independent": "the branches that ignore the stream",
+    "tanh": "the tanh branches",
+    "linear": "the linear branches",
+}
 # How the deepest norm is written in a legend: short where it stays readable, scientific where it does not.
 LEGEND_FORMAT = {"independent": "short", "tanh": "short", "linear": "sci"}
 GUIDE_WORDS = "Thin grey lines start at the first point and grow as the square root of the depth (dotted) and as the depth itself (dash-dotted)."
@@ -81,8 +87,11 @@ def _slice(t: Trace, facts: Mapping[str, Any]) -> str:
         x=Axis("a, the step along the direction", "DERIVED.chart.slice-ticks", "short"),
         y=Axis("training loss", "DERIVED.chart.slice-loss-ticks", "pow10", kind="log"),
         series=(
-            Series(("loss: ", Value(f"{middle}.loss", "sci"), " at the trained weights"),
-                   tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice), "identity"),
+            Series(
+                ("loss: ", Value(f"{middle}.loss", "sci"), " at the trained weights"),
+                tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice),
+                "identity",
+            ),
         ),
     )
 
@@ -99,8 +108,12 @@ def _panel(t: Trace, facts: Mapping[str, Any], families: tuple[str, ...], chart_
         y=y,
         series=tuple(
             Series(
-                (f"{family}: ", Value(f"STREAM[{family},{last}].norm", LEGEND_FORMAT[family]),
-                 " at depth ", Value(f"STREAM[{family},{last}].depth", "count")),
+                (
+                    f"{family}: ",
+                    Value(f"STREAM[{family},{last}].norm", LEGEND_FORMAT[family]),
+                    " at depth ",
+                    Value(f"STREAM[{family},{last}].depth", "count"),
+                ),
                 tuple((f"STREAM[{family},{d}].depth", f"STREAM[{family},{d}].norm") for d in STREAM_DEPTHS),
                 STYLE[family],
             )
@@ -108,7 +121,9 @@ def _panel(t: Trace, facts: Mapping[str, Any], families: tuple[str, ...], chart_
         ),
         guides=(
             Guide("grows as the square root of depth", SQRT_LAW_EXPONENT, f"{anchor}.depth", f"{anchor}.norm"),
-            Guide("grows in proportion to depth", LINEAR_LAW_EXPONENT, f"{anchor}.depth", f"{anchor}.norm", "guide-long"),
+            Guide(
+                "grows in proportion to depth", LINEAR_LAW_EXPONENT, f"{anchor}.depth", f"{anchor}.norm", "guide-long"
+            ),
         ),
     )
 
@@ -116,12 +131,18 @@ def _panel(t: Trace, facts: Mapping[str, Any], families: tuple[str, ...], chart_
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
     return {
         "bounded": _panel(
-            t, facts, BOUNDED, "claims-stream-bounded",
+            t,
+            facts,
+            BOUNDED,
+            "claims-stream-bounded",
             "Residual-stream norm against depth, branches of bounded size",
             Axis("stream norm", "DERIVED.chart.bounded-norm-ticks", "short", kind="log"),
         ),
         "unbounded": _panel(
-            t, facts, UNBOUNDED, "claims-stream-linear",
+            t,
+            facts,
+            UNBOUNDED,
+            "claims-stream-linear",
             "Residual-stream norm against depth, linear branches",
             Axis("stream norm", "DERIVED.chart.unbounded-norm-ticks", "pow10", kind="log"),
         ),

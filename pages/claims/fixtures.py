@@ -16,35 +16,45 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter, tensor
-from site_builder.run import FixtureError, Run, check_constants, finite
 from site_builder.nn import Adam, Linear, layer_norm, residual_add
-from site_builder.tasks import SPIRALS, Dataset, SpiralTask, cross_entropy_per_model, draw_ends, he_std, side_by_side, train
+from site_builder.run import FixtureError, Run, check_constants, finite
+from site_builder.tasks import (
+    SPIRALS,
+    Dataset,
+    SpiralTask,
+    cross_entropy_per_model,
+    draw_ends,
+    he_std,
+    side_by_side,
+    train,
+)
 from site_builder.trace import format_real, format_sci
+
 from .trace import (
     FAMILIES,
     ISOMETRY_STACKS,
+    LINEAR_LAW_EXPONENT,
     PLAIN_DEPTHS,
+    SCALED_DEPTHS,
     SLICE_POINTS,
+    SQRT_LAW_EXPONENT,
+    STREAM_DEPTHS,
     TRAINED_STACKS,
+    VERDICTS,
+    CancellingBranch,
+    Growth,
     Isometry,
     IsometrySetup,
     IsometryTrained,
     Landscape,
     PlainDepth,
     PlainSetup,
-    SlicePoint,
-    LINEAR_LAW_EXPONENT,
-    SCALED_DEPTHS,
-    SQRT_LAW_EXPONENT,
-    STREAM_DEPTHS,
-    CancellingBranch,
-    Growth,
     QuadraticStep,
     ScalarStack,
     ScaledShortcut,
+    SlicePoint,
     Stream,
     StreamConfig,
-    VERDICTS,
     Trace,
     Verdict,
     ZeroBranchStack,
@@ -129,7 +139,9 @@ def claim_1(c: Constants) -> ScalarStack:
     residual_closed, plain_closed = (1.0 + c.alpha) ** c.layers, c.alpha**c.layers
     for name, engine, closed in (("residual", residual, residual_closed), ("plain", plain, plain_closed)):
         if format_sci(float(engine)) != format_sci(closed):
-            raise FixtureError(fixture, f"{name}: engine {format_sci(float(engine))} != closed form {format_sci(closed)}")
+            raise FixtureError(
+                fixture, f"{name}: engine {format_sci(float(engine))} != closed form {format_sci(closed)}"
+            )
     if plain == 0.0:
         raise FixtureError(fixture, "the plain gradient underflowed to zero: no gap can be measured")
     return ScalarStack(
@@ -142,6 +154,8 @@ def claim_1(c: Constants) -> ScalarStack:
         log10_gap=float(math.log10(abs(float(residual)) / abs(float(plain)))),
         claimed_gap=c.claimed_gap,
     )
+
+
 # endregion: claim-1
 
 
@@ -154,7 +168,6 @@ def decide_claim_1(r: ScalarStack) -> str:
 # region: claim-2
 def claim_2_cancel(c: Constants) -> CancellingBranch:
     """F(x) = x @ (−I): the block's Jacobian I + (−I) is zero, yet its weight has a gradient."""
-    fixture = "claim-2-cancelling-branch"
     n = len(c.input)
     x = parameter(c.input, name="input")
     branch = Linear(-np.eye(n), name="cancel.branch.weight")
@@ -186,12 +199,16 @@ def claim_2_zero_stack(c: Constants) -> ZeroBranchStack:
         input_gradient=gradient,
         exact=bool(np.array_equal(gradient, seed)),
     )
+
+
 # endregion: claim-2
 
 
 def decide_claim_2(cancel: CancellingBranch, zero: ZeroBranchStack) -> str:
     """A zero input gradient with a live weight gradient refutes "never"; the zero-branch stack is the narrower truth."""
-    counterexample = bool(np.all(np.asarray(cancel.input_gradient) == 0.0) and np.any(np.asarray(cancel.weight_gradient) != 0.0))
+    counterexample = bool(
+        np.all(np.asarray(cancel.input_gradient) == 0.0) and np.any(np.asarray(cancel.weight_gradient) != 0.0)
+    )
     narrower = zero.exact and bool(np.array_equal(zero.input_gradient, zero.upstream))
     if not counterexample:
         return "holds"
@@ -217,6 +234,8 @@ def claim_3(c: Constants, depth: int) -> ScaledShortcut:
         power=float(power),
         exact=gradient == power,
     )
+
+
 # endregion: claim-3
 
 
@@ -245,6 +264,8 @@ def claim_4(c: Constants) -> QuadraticStep:
         closed_form=float(closed),
         claimed=float(c.quadratic_claimed),
     )
+
+
 # endregion: claim-4
 
 
@@ -291,7 +312,6 @@ def fit_exponent(depths: list[int], norms: list[float]) -> float:
 
 
 def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
-    fixture = "claim-5-stream-growth"
     measured = stream_norms(c)
     streams, growth = [], []
     for family in FAMILIES:
@@ -325,8 +345,10 @@ def law_fits(exponent: float, law: float, bar: float) -> bool:
 
 
 def as_claimed(exponent: float, bar: float) -> bool:
-    """"Roughly as sqrt(L)·||f|| (random walk) or even linearly": no slower than the one, no faster than the other."""
+    """ "Roughly as sqrt(L)·||f|| (random walk) or even linearly": no slower than the one, no faster than the other."""
     return SQRT_LAW_EXPONENT - bar <= exponent <= LINEAR_LAW_EXPONENT + bar
+
+
 # endregion: claim-5
 
 
@@ -359,15 +381,24 @@ def trained_residual_stack(t: Trained, data: Dataset) -> dict[str, np.ndarray]:
     """The degradation page's residual stack of ``landscape_depth`` blocks for one seed, trained the same way."""
     rng = np.random.default_rng(t.landscape_seed)
     ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
-    start = {"embed": ends.embed, "embed-bias": np.zeros((1, t.width)),
-             "readout": ends.readout, "readout-bias": np.zeros((1, 2))}
+    start = {
+        "embed": ends.embed,
+        "embed-bias": np.zeros((1, t.width)),
+        "readout": ends.readout,
+        "readout-bias": np.zeros((1, 2)),
+    }
     scale = 1.0 / math.sqrt(2.0 * t.landscape_depth)
     for l in range(t.landscape_depth):
         start[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
         start[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * scale
     w = {name: parameter(value[np.newaxis], name=name) for name, value in start.items()}
-    train(lambda: residual_losses(w, t.landscape_depth, data), Adam(list(w.values()), lr=t.learning_rate),
-          steps=t.landscape_steps, every=t.landscape_steps, fixture="claim-6-landscape")
+    train(
+        lambda: residual_losses(w, t.landscape_depth, data),
+        Adam(list(w.values()), lr=t.learning_rate),
+        steps=t.landscape_steps,
+        every=t.landscape_steps,
+        fixture="claim-6-landscape",
+    )
     return {name: p.data[0] for name, p in w.items()}
 
 
@@ -385,7 +416,9 @@ def filter_normalized_direction(theta: dict[str, np.ndarray], seed: int) -> dict
     return direction
 
 
-def loss_slice(t: Trained, data: Dataset, theta: dict[str, np.ndarray], direction: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def loss_slice(
+    t: Trained, data: Dataset, theta: dict[str, np.ndarray], direction: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """The loss at theta + a * direction for evenly spaced a in [-span, span], every point a model side by side."""
     alphas = np.linspace(-t.slice_span, t.slice_span, SLICE_POINTS)
     w = {name: tensor(side_by_side([theta[name] + a * direction[name] for a in alphas])) for name in theta}
@@ -395,6 +428,8 @@ def loss_slice(t: Trained, data: Dataset, theta: dict[str, np.ndarray], directio
 def second_differences(losses: np.ndarray) -> np.ndarray:
     """L(a - h) - 2 L(a) + L(a + h) at every inner point: negative where the slice bends down, so not convex."""
     return losses[:-2] - 2.0 * losses[1:-1] + losses[2:]
+
+
 # endregion: claim-6
 
 
@@ -404,7 +439,9 @@ def claim_6(t: Trained, data: Dataset) -> tuple[Landscape, tuple[SlicePoint, ...
     finite("claim-6-landscape", "the loss slice", losses)
     d2 = second_differences(losses)
     centre = SLICE_POINTS // 2
-    minima = [i for i in range(1, SLICE_POINTS - 1) if losses[i] < losses[i - 1] and losses[i] < losses[i + 1] and i != centre]
+    minima = [
+        i for i in range(1, SLICE_POINTS - 1) if losses[i] < losses[i - 1] and losses[i] < losses[i + 1] and i != centre
+    ]
     lowest = int(np.argmin(d2))
     bends = np.abs(alphas[1:-1][d2 < -t.convexity_bar])
     landscape = Landscape(
@@ -440,6 +477,8 @@ def plain_normalized_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
         h = layer_norm(h, np.ones(width), np.zeros(width))
         h = (h @ w[f"first-{l}"]).relu() @ w[f"second-{l}"]  # the block's output replaces the stream
     return cross_entropy_per_model(h @ w["readout"] + w["readout-bias"], data.labels)
+
+
 # endregion: claim-7
 
 
@@ -465,11 +504,19 @@ def claim_7(t: Trained, data: Dataset, chance: float) -> tuple[PlainSetup, tuple
     rows = []
     for depth in PLAIN_DEPTHS:
         w = seeded_weights(t, depth)
-        history = train(lambda: plain_normalized_losses(w, depth, data), Adam(list(w.values()), lr=t.learning_rate),
-                        steps=t.plain_steps, every=t.plain_steps, fixture="claim-7-plain-depth")
+        history = train(
+            lambda: plain_normalized_losses(w, depth, data),
+            Adam(list(w.values()), lr=t.learning_rate),
+            steps=t.plain_steps,
+            every=t.plain_steps,
+            fixture="claim-7-plain-depth",
+        )
         final = mean(history.final)
-        rows.append(PlainDepth(depth, mean(history.initial), final, float(history.final.min()), float(history.final.max()),
-                               final < bar))
+        rows.append(
+            PlainDepth(
+                depth, mean(history.initial), final, float(history.final.min()), float(history.final.max()), final < bar
+            )
+        )
     return PlainSetup(t.claimed_layers, t.width, t.learning_rate, t.plain_steps, len(t.seeds), bar), tuple(rows)
 
 
@@ -491,6 +538,8 @@ def tanh_stack(h: Tensor, w: Weights, depth: int, *, residual: bool) -> Tensor:
         f = (h @ w[f"layer-{l}"] + w[f"bias-{l}"]).tanh()
         h = residual_add(h, f) if residual else f
     return h
+
+
 # endregion: claim-8
 
 
@@ -503,11 +552,16 @@ def isometry_weights(t: Trained, stack: str) -> Weights:
         ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
         w = {"embed": ends.embed, "readout": ends.readout}
         for l in range(t.isometry_depth):
-            w[f"layer-{l}"] = (rng.standard_normal((t.width, t.width)) / math.sqrt(t.width) if stack == "plain-gaussian"
-                               else orthogonal(rng, t.width))
+            w[f"layer-{l}"] = (
+                rng.standard_normal((t.width, t.width)) / math.sqrt(t.width)
+                if stack == "plain-gaussian"
+                else orthogonal(rng, t.width)
+            )
         per_seed.append(w)
     stacked = {name: parameter(side_by_side([w[name] for w in per_seed]), name=name) for name in per_seed[0]}
-    for name, shape in [("embed-bias", (t.width,)), ("readout-bias", (2,))] + [(f"bias-{l}", (t.width,)) for l in range(t.isometry_depth)]:
+    for name, shape in [("embed-bias", (t.width,)), ("readout-bias", (2,))] + [
+        (f"bias-{l}", (t.width,)) for l in range(t.isometry_depth)
+    ]:
         stacked[name] = parameter(np.zeros((len(t.seeds), 1, *shape)), name=name)
     return stacked
 
@@ -535,10 +589,22 @@ def claim_8(t: Trained, data: Dataset) -> tuple[IsometrySetup, tuple[Isometry, .
     trained = []
     for stack in TRAINED_STACKS:
         w = isometry_weights(t, stack)
-        history = train(lambda: isometry_losses(w, t, stack, data), Adam(list(w.values()), lr=t.learning_rate),
-                        steps=t.isometry_steps, every=t.isometry_steps, fixture="claim-8-isometry")
-        trained.append(IsometryTrained(stack, mean(history.initial), mean(history.final), float(history.final.min()),
-                                       float(history.final.max())))
+        history = train(
+            lambda: isometry_losses(w, t, stack, data),
+            Adam(list(w.values()), lr=t.learning_rate),
+            steps=t.isometry_steps,
+            every=t.isometry_steps,
+            fixture="claim-8-isometry",
+        )
+        trained.append(
+            IsometryTrained(
+                stack,
+                mean(history.initial),
+                mean(history.final),
+                float(history.final.min()),
+                float(history.final.max()),
+            )
+        )
     setup = IsometrySetup(t.isometry_depth, t.width, t.learning_rate, t.isometry_steps, len(t.seeds))
     return setup, at_init, tuple(trained)
 
@@ -577,7 +643,9 @@ def decide(trace_without_verdicts: Trace) -> tuple[Verdict, ...]:
 
 def run(c: Constants = Constants()) -> Run:
     streams, growth = claim_5(c)
-    landscape, slice_points, plain_setup, plain_depths, isometry_setup, isometry, isometry_trained = trained_claims(c.trained)
+    landscape, slice_points, plain_setup, plain_depths, isometry_setup, isometry, isometry_trained = trained_claims(
+        c.trained
+    )
     measured = Trace(
         scalar_stack=claim_1(c),
         cancelling_branch=claim_2_cancel(c),
@@ -612,12 +680,15 @@ def run(c: Constants = Constants()) -> Run:
     }
     iso = {r.stack: r for r in t.isometry}
     trained = {r.stack: r for r in t.isometry_trained}
-    derived.update({
-        "DERIVED.claim-6.second-differences": SLICE_POINTS - 2,
-        "DERIVED.claim-7.chance-loss": c.trained.task.record().chance_loss,
-        "DERIVED.claim-8.orthogonal-over-gaussian": iso["plain-orthogonal"].gradient / iso["plain-gaussian"].gradient,
-        "DERIVED.claim-8.plain-over-residual": trained["plain-orthogonal"].final / trained["residual"].final,
-    })
+    derived.update(
+        {
+            "DERIVED.claim-6.second-differences": SLICE_POINTS - 2,
+            "DERIVED.claim-7.chance-loss": c.trained.task.record().chance_loss,
+            "DERIVED.claim-8.orthogonal-over-gaussian": iso["plain-orthogonal"].gradient
+            / iso["plain-gaussian"].gradient,
+            "DERIVED.claim-8.plain-over-residual": trained["plain-orthogonal"].final / trained["residual"].final,
+        }
+    )
     for kind in VERDICTS:
         derived[f"DERIVED.verdicts.{kind}"] = sum(v.verdict == kind for v in t.verdicts)
     # How closely sqrt(L) times the branch norm so far tracks the stream, over the depths the slopes are fitted on.

@@ -7,15 +7,14 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
+from helpers import full_precision_digests, golden, nan_stops
 from pages.claims import fixtures as fx
 from pages.claims.figures import BOUNDED, UNBOUNDED, _slice_description, _stream_description
-from pages.claims.trace import FAMILIES, Growth, STREAM_DEPTHS, ScaledShortcut, Trace
+from pages.claims.trace import FAMILIES, STREAM_DEPTHS, Growth, Trace
 from site_builder.autograd import tensor
 from site_builder.trace import format_real, format_sci
-
-from helpers import full_precision_digests, golden, nan_stops, page
-from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 parse, render = Trace.layout.parse, Trace.layout.render
 C = fx.Constants()
@@ -26,7 +25,14 @@ TRACE = parse(GOLDEN)
 def test_verdicts_are_what_the_code_decides_from_the_printed_numbers():
     assert fx.decide(TRACE) == TRACE.verdicts
     assert [v.verdict for v in TRACE.verdicts] == [
-        "does-not-hold", "holds-narrowly", "holds", "holds", "holds-narrowly", "does-not-hold", "does-not-hold", "holds-narrowly"
+        "does-not-hold",
+        "holds-narrowly",
+        "holds",
+        "holds",
+        "holds-narrowly",
+        "does-not-hold",
+        "does-not-hold",
+        "holds-narrowly",
     ]
 
 
@@ -77,7 +83,10 @@ def test_claim_3_decision_table():
     assert fx.decide_claim_3(rows) == "holds"
     wrong = (dataclasses.replace(rows[0], gradient=0.25),) + rows[1:]
     assert fx.decide_claim_3(wrong) == "does-not-hold"
-    assert fx.decide_claim_3(tuple(fx.claim_3(dataclasses.replace(C, shortcut_scale=0.75), d) for d in (1, 10, 50))) == "holds"
+    assert (
+        fx.decide_claim_3(tuple(fx.claim_3(dataclasses.replace(C, shortcut_scale=0.75), d) for d in (1, 10, 50)))
+        == "holds"
+    )
 
 
 # ------------------------------------------------------------------ claim 4
@@ -133,7 +142,7 @@ def test_claim_5_exponent_is_the_least_squares_slope():
 
 
 def test_claim_5_is_judged_as_the_whole_sentence():
-    """"Roughly as sqrt(L)·||f|| (random walk) or even linearly": any slope from one rate to the other agrees."""
+    """ "Roughly as sqrt(L)·||f|| (random walk) or even linearly": any slope from one rate to the other agrees."""
 
     def growth(*slopes):
         return tuple(
@@ -181,7 +190,11 @@ VERDICT_1, STREAM_1 = G.number("VERDICT claim=1"), G.number("STREAM family=indep
 SHORTCUT_10 = G.number("SCALED-SHORTCUT depth=10")
 CASES = [
     G.value_case(
-        "verdict word", VERDICT_1, "verdict=does-not-hold", "verdict=false", "one of holds, does-not-hold, holds-narrowly"
+        "verdict word",
+        VERDICT_1,
+        "verdict=does-not-hold",
+        "verdict=false",
+        "one of holds, does-not-hold, holds-narrowly",
     ),
     G.value_case("verdict claim order", VERDICT_1, "claim=1", "claim=2", "expected claim=1"),
     G.value_case("stream family order", STREAM_1, "family=independent", "family=tanh", "expected family=independent"),
@@ -214,12 +227,16 @@ def test_claims_stream_description_follows_the_fitted_laws():
     assert "the tanh branches rise along the square-root guide" in bounded
     assert "The linear branches do not follow the square-root law" in linear
     flipped = tuple(dataclasses.replace(g, sqrt_law=not g.sqrt_law) for g in t.growth)
-    assert "The linear branches rise along the square-root guide" in _stream_description(dataclasses.replace(t, growth=flipped), UNBOUNDED)
+    assert "The linear branches rise along the square-root guide" in _stream_description(
+        dataclasses.replace(t, growth=flipped), UNBOUNDED
+    )
 
 
 def test_each_panel_draws_its_own_families(runs):
     charts = runs["claims"].charts
-    assert "independent: " in charts["bounded"] and "tanh: " in charts["bounded"] and "linear: " not in charts["bounded"]
+    assert (
+        "independent: " in charts["bounded"] and "tanh: " in charts["bounded"] and "linear: " not in charts["bounded"]
+    )
     assert "linear: " in charts["unbounded"] and "tanh: " not in charts["unbounded"]
 
 
@@ -276,14 +293,21 @@ def test_claim_7_decision_needs_a_trained_stack_deeper_than_the_claim():
     assert fx.decide_claim_7(setup, rows) == "does-not-hold"
     assert fx.decide_claim_7(setup, none_trained) == "holds-narrowly"
     shallow = dataclasses.replace(setup, claimed_layers=8)
-    assert fx.decide_claim_7(shallow, rows) == "holds-narrowly"  # a stack no deeper than the claimed limit does not count
+    assert (
+        fx.decide_claim_7(shallow, rows) == "holds-narrowly"
+    )  # a stack no deeper than the claimed limit does not count
 
 
 def test_claim_7_block_normalizes_then_replaces_the_stream():
     rng = np.random.default_rng(1)
-    w = {"embed": tensor(rng.standard_normal((1, 2, 4))), "embed-bias": tensor(np.zeros((1, 1, 4))),
-         "first-0": tensor(rng.standard_normal((1, 4, 4))), "second-0": tensor(rng.standard_normal((1, 4, 4))),
-         "readout": tensor(rng.standard_normal((1, 4, 2))), "readout-bias": tensor(np.zeros((1, 1, 2)))}
+    w = {
+        "embed": tensor(rng.standard_normal((1, 2, 4))),
+        "embed-bias": tensor(np.zeros((1, 1, 4))),
+        "first-0": tensor(rng.standard_normal((1, 4, 4))),
+        "second-0": tensor(rng.standard_normal((1, 4, 4))),
+        "readout": tensor(rng.standard_normal((1, 4, 2))),
+        "readout-bias": tensor(np.zeros((1, 1, 2))),
+    }
     data = fx.SPIRALS.dataset()
     h = data.inputs @ w["embed"].data[0]
     h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
@@ -325,7 +349,9 @@ def test_claim_8_tanh_stacks_compute_what_the_page_says():
 # ------------------------------------------------------------------ the training claims
 def test_a_nan_in_the_trained_claims_constants_stops_the_page():
     assert "learning_rate" in nan_stops("claims", trained=dataclasses.replace(fx.Trained(), learning_rate=math.nan))
-    assert "noise" in nan_stops("claims", trained=dataclasses.replace(fx.Trained(), task=dataclasses.replace(fx.SPIRALS, noise=math.nan)))
+    assert "noise" in nan_stops(
+        "claims", trained=dataclasses.replace(fx.Trained(), task=dataclasses.replace(fx.SPIRALS, noise=math.nan))
+    )
 
 
 def test_a_second_run_with_other_claims_changed_reuses_the_trained_claims():

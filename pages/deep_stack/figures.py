@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Reference, Series, Value, decade_ticks, line_chart, linear_ticks
+
 from .trace import Trace
 
 
@@ -50,7 +52,12 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             y=Axis("input-gradient norm", "DERIVED.chart.norm-ticks", "pow10", kind="log"),
             series=(
                 Series(
-                    ("residual stack: ", Value(f"{at}.residual-norm", "six"), " at depth ", Value(f"{at}.depth", "count")),
+                    (
+                        "residual stack: ",
+                        Value(f"{at}.residual-norm", "six"),
+                        " at depth ",
+                        Value(f"{at}.depth", "count"),
+                    ),
                     tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].residual-norm") for r in t.depths),
                     "identity",
                 ),

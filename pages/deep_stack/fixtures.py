@@ -71,6 +71,8 @@ def input_gradient_autograd(x0: np.ndarray, bank: list[np.ndarray], seed: np.nda
     h.backward_with_seed(seed)
     assert x.grad is not None
     return x.grad
+
+
 # endregion: autograd-stack
 
 
@@ -89,6 +91,8 @@ def input_gradient_by_hand(x0: np.ndarray, bank: list[np.ndarray], seed: np.ndar
         dx = dz @ w.T
         dout = dout + dx if residual else dx  # the identity edge adds dout unchanged
     return dout
+
+
 # endregion: hand-written-backward
 
 
@@ -106,8 +110,14 @@ def depth_fixture(c: Constants, depth: int, bank: list[np.ndarray]) -> DepthRow:
     for residual in (False, True):
         kind = "residual" if residual else "plain"
         writer = format_real if residual else format_sci
-        engine = _norm(fixture, f"DEPTH[{depth}].{kind}-norm", input_gradient_autograd(x0, bank[:depth], seed, residual=residual))
-        hand = _norm(fixture, f"DEPTH[{depth}].{kind}-norm-by-hand", input_gradient_by_hand(x0, bank[:depth], seed, residual=residual))
+        engine = _norm(
+            fixture, f"DEPTH[{depth}].{kind}-norm", input_gradient_autograd(x0, bank[:depth], seed, residual=residual)
+        )
+        hand = _norm(
+            fixture,
+            f"DEPTH[{depth}].{kind}-norm-by-hand",
+            input_gradient_by_hand(x0, bank[:depth], seed, residual=residual),
+        )
         if writer(engine) != writer(hand):
             raise FixtureError(
                 fixture,
@@ -173,6 +183,8 @@ def gradient_check_fixture(c: Constants) -> tuple[GradCheck, list[float]]:
         passed=passed,
     )
     return record, errors
+
+
 # endregion: gradient-check
 
 
@@ -212,5 +224,7 @@ def run(c: Constants = Constants()) -> Run:
         derived[f"DERIVED.depth-{row.depth}.plain-survival"] = row.plain_norm / upstream_norm
     first, last = rows[0], rows[-1]
     # Geometric-mean factor by which each extra plain layer shrinks the input-gradient norm.
-    derived["DERIVED.plain-factor-per-layer"] = (last.plain_norm / first.plain_norm) ** (1.0 / (last.depth - first.depth))
+    derived["DERIVED.plain-factor-per-layer"] = (last.plain_norm / first.plain_norm) ** (
+        1.0 / (last.depth - first.depth)
+    )
     return Run(Trace(config=config, depths=rows, gradcheck=gradcheck), derived)

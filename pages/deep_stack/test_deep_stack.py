@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
+from helpers import golden, nan_stops, page
 from pages.deep_stack import fixtures as fx
 from pages.deep_stack.figures import _gradient_summary
 from pages.deep_stack.trace import DEPTHS, PUBLISHED_DEPTHS, Trace
 from site_builder.trace import format_real, format_sci
-
-from helpers import golden, nan_stops, page
-from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 parse, render = Trace.layout.parse, Trace.layout.render
 C = fx.Constants()
@@ -91,7 +90,9 @@ def test_config_and_parts():
     assert (c.published_bank, c.drawn) == (20, max(DEPTHS))
     assert c.upstream_norm == math.sqrt(c.batch * c.width) == 8.0
     assert [r.depth for r in TRACE.depths if r.part == "published"] == list(PUBLISHED_DEPTHS) == [1, 5, 10, 20]
-    assert all(r.part == "extended" and r.depth > c.published_bank for r in TRACE.depths if r.depth not in PUBLISHED_DEPTHS)
+    assert all(
+        r.part == "extended" and r.depth > c.published_bank for r in TRACE.depths if r.depth not in PUBLISHED_DEPTHS
+    )
 
 
 def test_plain_gradient_vanishes_and_residual_does_not():
@@ -145,7 +146,11 @@ CASES = [
     G.value_case("unknown part", 3, "part=published", "part=spec", "one of published, extended"),
     G.value_case("plain norm in fixed notation", 3, "plain-norm=2.778871e+00", "plain-norm=2.778871", "scientific"),
     G.value_case(
-        "residual norm in scientific notation", 3, "residual-norm=8.671100", "residual-norm=8.671100e+00", "six decimals"
+        "residual norm in scientific notation",
+        3,
+        "residual-norm=8.671100",
+        "residual-norm=8.671100e+00",
+        "six decimals",
     ),
     G.value_case("scientific negative zero", 15, "bar=1.000000e-04", "bar=-0.000000e+00", "negative zero"),
     G.value_case("non-canonical exponent", 15, "bar=1.000000e-04", "bar=1.000000e-004", "canonical"),
@@ -163,7 +168,9 @@ def test_facts_carry_the_published_keys(runs):
     assert facts["DEPTH[20].residual-norm"] == TRACE.depth(20).residual_norm
     assert facts["DEPTH[100].plain-norm"] == TRACE.depth(100).plain_norm
     assert facts["DERIVED.weight-scale"] == 0.125 and facts["DERIVED.upstream-entries"] == 64
-    assert facts["DERIVED.depth-20.orders"] == pytest.approx(math.log10(TRACE.depth(20).residual_norm / TRACE.depth(20).plain_norm))
+    assert facts["DERIVED.depth-20.orders"] == pytest.approx(
+        math.log10(TRACE.depth(20).residual_norm / TRACE.depth(20).plain_norm)
+    )
 
 
 # ------------------------------------------------------------------ what the chart says to a screen reader
@@ -183,7 +190,9 @@ def test_gradient_check_error_is_set_against_the_rounding_noise_of_a_central_dif
     scale = np.finfo(np.float64).eps / C.gradcheck_step
     assert derived["DERIVED.gradcheck.rounding-scale"] == scale
     assert derived["DERIVED.gradcheck.noise-low"] < scale < derived["DERIVED.gradcheck.noise-high"]
-    assert format_real(derived["DERIVED.gradcheck.rounding-multiple"]) == format_real(TRACE.gradcheck.max_relative_error / scale)
+    assert format_real(derived["DERIVED.gradcheck.rounding-multiple"]) == format_real(
+        TRACE.gradcheck.max_relative_error / scale
+    )
 
 
 def test_the_lessons_published_error_is_a_declared_literal():

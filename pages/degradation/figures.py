@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Series, Value, line_chart
 from site_builder.render.training_charts import LOSS_AXIS, loss_chart, loss_series, loss_ticks
+
 from .trace import COLUMNS, DEPTHS, RECORDED, STEPS, Trace
 
 STYLE = {"plain": "learned", "residual": "identity"}
@@ -70,7 +72,13 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         y=LOSS_AXIS,
         series=tuple(
             Series(
-                (f"{kind}: ", Value(f"{LAST}.{key(kind, last)}", "sci"), " at ", Value(f"START[{last},{kind}].depth", "count"), " blocks"),
+                (
+                    f"{kind}: ",
+                    Value(f"{LAST}.{key(kind, last)}", "sci"),
+                    " at ",
+                    Value(f"START[{last},{kind}].depth", "count"),
+                    " blocks",
+                ),
                 tuple((f"START[{d},{kind}].depth", f"{LAST}.{key(kind, d)}") for d in DEPTHS),
                 STYLE[kind],
             )

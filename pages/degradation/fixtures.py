@@ -16,9 +16,35 @@ import numpy as np
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, residual_add
 from site_builder.run import Run, check_constants
-from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, History, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
+from site_builder.tasks import (
+    SPIRALS,
+    BlockDraws,
+    Dataset,
+    Ends,
+    History,
+    SpiralTask,
+    block_draws,
+    cross_entropy_per_model,
+    side_by_side,
+    train,
+)
 
-from .trace import COLUMNS, DEPTHS, EVERY, KINDS, RECORDED, SEEDS, STEPS, Curve, DepthEffect, Final, Setup, Start, Trace, column
+from .trace import (
+    COLUMNS,
+    DEPTHS,
+    EVERY,
+    KINDS,
+    RECORDED,
+    SEEDS,
+    STEPS,
+    Curve,
+    DepthEffect,
+    Final,
+    Setup,
+    Start,
+    Trace,
+    column,
+)
 
 FIXTURE = "degradation"
 
@@ -58,6 +84,8 @@ def residual_stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]]) -> Tensor:
     for first, second in blocks:
         h = residual_add(h, (h @ first).relu() @ second)  # each block adds to the stream
     return h
+
+
 # endregion: stacks
 
 
@@ -102,7 +130,9 @@ def rms(x: np.ndarray) -> np.ndarray:
 
 
 # region: train-one
-def train_stacks(c: Constants, data: Dataset, draws: list[BlockDraws], kind: str, depth: int) -> tuple[np.ndarray, History]:
+def train_stacks(
+    c: Constants, data: Dataset, draws: list[BlockDraws], kind: str, depth: int
+) -> tuple[np.ndarray, History]:
     """Every seed's stack side by side; the stream's growth at initialization, then the training history."""
     models = build(draws, kind, depth)
     bottom, top = models.stream(data)
@@ -110,6 +140,8 @@ def train_stacks(c: Constants, data: Dataset, draws: list[BlockDraws], kind: str
     optimizer = Adam(models.parameters(), lr=c.learning_rate)
     history = train(lambda: models.losses(data), optimizer, steps=STEPS, every=EVERY, fixture=FIXTURE)
     return growth, history
+
+
 # endregion: train-one
 
 
@@ -125,8 +157,12 @@ def run(c: Constants = Constants()) -> Run:
             starts.append(Start(depth, kind, branch_scale(kind, depth), float(growth.mean()), float(mean[0])))
             mean_curves[column(kind, depth)] = mean
             finals[column(kind, depth)] = history.final
-    curves = tuple(Curve(step, **{name: float(mean_curves[name][i]) for name in COLUMNS}) for i, step in enumerate(RECORDED))
-    final_rows = tuple(Final(seed, **{name: float(finals[name][i]) for name in COLUMNS}) for i, seed in enumerate(SEEDS))
+    curves = tuple(
+        Curve(step, **{name: float(mean_curves[name][i]) for name in COLUMNS}) for i, step in enumerate(RECORDED)
+    )
+    final_rows = tuple(
+        Final(seed, **{name: float(finals[name][i]) for name in COLUMNS}) for i, seed in enumerate(SEEDS)
+    )
     mean_final = {name: float(mean_curves[name][-1]) for name in COLUMNS}
     effects = []
     for kind in KINDS:

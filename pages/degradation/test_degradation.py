@@ -7,15 +7,20 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, rejections
 
+from helpers import (
+    assert_curve_ends_are_seed_means,
+    assert_same_bits_with_one_or_two_threads,
+    golden,
+    nan_spirals_stop,
+    nan_stops,
+)
 from pages.degradation import fixtures as fx
 from pages.degradation.figures import _curves_description, _depth_description
 from pages.degradation.trace import COLUMNS, DEPTHS, KINDS, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
 from site_builder.trace import format_sci
-
-from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
-from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
 C = fx.Constants()
@@ -103,7 +108,9 @@ def test_depth_effects_follow_the_curves_and_the_factor():
     for e in TRACE.effects:
         assert e.shallow == getattr(TRACE.curves[-1], column(e.kind, DEPTHS[0]))
         assert e.deep == getattr(TRACE.curves[-1], column(e.kind, DEPTHS[-1]))
-        assert format_sci(e.ratio) == format_sci(e.deep / e.shallow) or e.ratio == pytest.approx(e.deep / e.shallow, rel=1e-5)
+        assert format_sci(e.ratio) == format_sci(e.deep / e.shallow) or e.ratio == pytest.approx(
+            e.deep / e.shallow, rel=1e-5
+        )
         assert e.degrades == (e.ratio > TRACE.setup.degrade_factor)
 
 

@@ -7,8 +7,8 @@ one seed's final loss of every stack; START values are means over the seeds.
 
 from __future__ import annotations
 
-from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
+from site_builder.training_trace import TaskRecord, loss_records
 
 DEPTHS = (2, 8, 32)
 KINDS = ("plain", "residual")

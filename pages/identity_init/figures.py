@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
+
 from .trace import Trace
 
 

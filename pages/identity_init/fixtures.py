@@ -14,9 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter, tensor
-from site_builder.run import FixtureError, Run, finite
 from site_builder.nn import Linear, residual_add
+from site_builder.run import FixtureError, Run, finite
 from site_builder.trace import format_real
+
 from .trace import DEPTHS, Config, DepthRow, ReZero, Trace, ZeroInitGradient
 
 
@@ -77,6 +78,8 @@ def stack_outputs(d: Draws, *, zero_second: bool) -> list[np.ndarray]:
         h = residual_add(h, block(h))
         values.append(h.data)
     return values
+
+
 # endregion: stack-fixture
 
 
@@ -95,7 +98,7 @@ def depth_rows(c: Constants, d: Draws) -> tuple[DepthRow, ...]:
         rows.append(
             DepthRow(
                 depth=depth,
-                zero_init_deviation=float((np.linalg.norm(z - d.x))),
+                zero_init_deviation=float(np.linalg.norm(z - d.x)),
                 zero_init_exact=exact,
                 he_deviation=float(deviation),
                 he_relative=float(deviation / x_norm),
@@ -127,6 +130,8 @@ def zero_init_gradient(c: Constants, d: Draws) -> ZeroInitGradient:
         second_layer_gradient_norm=float(math.sqrt(sum(float(np.sum(g * g)) for g in second))),
         first_layer_gradient_norm=float(math.sqrt(sum(float(np.sum(g * g)) for g in first))),
     )
+
+
 # endregion: zero-init-gradient
 
 
@@ -151,13 +156,15 @@ def rezero_fixture(c: Constants, d: Draws) -> ReZero:
     exact = bool(np.array_equal(out, d.x))
     return ReZero(
         alpha=float(c.alpha),
-        deviation=float((np.linalg.norm(out - d.x))),
+        deviation=float(np.linalg.norm(out - d.x)),
         identity_exact=exact,
-        branch_output_norm=float((np.linalg.norm(f))),
+        branch_output_norm=float(np.linalg.norm(f)),
         alpha_gradient=float(engine),
         alpha_gradient_by_hand=float(by_hand),
         branch_gradient_norm=float(math.sqrt(sum(float(np.sum(g * g)) for g in weights))),
     )
+
+
 # endregion: rezero-fixture
 
 

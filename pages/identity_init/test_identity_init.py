@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
+from helpers import golden, nan_stops
 from pages.identity_init import fixtures as fx
 from pages.identity_init.figures import _deviation_description
 from pages.identity_init.trace import DEPTHS, Trace
 from site_builder.trace import format_real, format_sci
-
-from helpers import golden, nan_stops, page
-from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 parse, render = Trace.layout.parse, Trace.layout.render
 C = fx.Constants()

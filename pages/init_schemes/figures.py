@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, BarGroup, ChartError, Series, Value, bar_chart, decade_ticks, line_chart
 from site_builder.render.training_charts import LOSS_AXIS, loss_chart, loss_series, loss_ticks
+
 from .trace import COLUMNS, DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
 
 # Schemes whose growth equals zero-last's at every depth are drawn as one line (the table lists each).
@@ -35,7 +37,8 @@ def same_as_zero_last(t: Trace, scheme: str) -> bool:
     """Whether a scheme's growth equals zero-last's, both ways, at every depth."""
     rows = {(s.scheme, s.depth): s for s in t.starts}
     return all(
-        (rows[scheme, d].forward, rows[scheme, d].backward) == (rows["zero-last", d].forward, rows["zero-last", d].backward)
+        (rows[scheme, d].forward, rows[scheme, d].backward)
+        == (rows["zero-last", d].forward, rows["zero-last", d].backward)
         for d in DEPTHS
     )
 
@@ -81,9 +84,17 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             x=Axis("depth (blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
             y=Axis("factor", "DERIVED.chart.growth-ticks", "pow10", kind="log"),
             series=tuple(
-                Series((f"{scheme}: ", Value(f"START[{scheme},{DEPTHS[-1]}].{field}", "sci"), " at ",
-                        Value(f"START[{scheme},{DEPTHS[-1]}].depth", "count"), " blocks"),
-                       tuple((f"START[{scheme},{d}].depth", f"START[{scheme},{d}].{field}") for d in DEPTHS), style)
+                Series(
+                    (
+                        f"{scheme}: ",
+                        Value(f"START[{scheme},{DEPTHS[-1]}].{field}", "sci"),
+                        " at ",
+                        Value(f"START[{scheme},{DEPTHS[-1]}].depth", "count"),
+                        " blocks",
+                    ),
+                    tuple((f"START[{scheme},{d}].depth", f"START[{scheme},{d}].{field}") for d in DEPTHS),
+                    style,
+                )
                 for scheme, style in GROWTH_STYLE.items()
             ),
         )
@@ -109,6 +120,8 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
         category_format="name",
         x_label="initialization",
         y=LOSS_AXIS,
-        groups=(BarGroup("mean loss over the seeds", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "short", "identity"),),
+        groups=(
+            BarGroup("mean loss over the seeds", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "short", "identity"),
+        ),
     )
     return out

@@ -18,7 +18,17 @@ import numpy as np
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, residual_add
 from site_builder.run import Run, check_constants
-from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
+from site_builder.tasks import (
+    SPIRALS,
+    BlockDraws,
+    Dataset,
+    Ends,
+    SpiralTask,
+    block_draws,
+    cross_entropy_per_model,
+    side_by_side,
+    train,
+)
 
 from .trace import (
     COLUMNS,
@@ -79,6 +89,8 @@ def stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]], gates: list[Tensor] | 
         f = (h @ first).relu() @ second
         h = residual_add(h, f if gates is None else f * gates[l])
     return h
+
+
 # endregion: schemes
 
 
@@ -94,7 +106,9 @@ class Models:
         return [*self.ends.parameters(), *(w for pair in self.blocks for w in pair), *(self.gates or [])]
 
     def losses(self, data: Dataset) -> Tensor:
-        return cross_entropy_per_model(self.ends.logits(stack(self.ends.embed(data.inputs), self.blocks, self.gates)), data.labels)
+        return cross_entropy_per_model(
+            self.ends.logits(stack(self.ends.embed(data.inputs), self.blocks, self.gates)), data.labels
+        )
 
 
 def build(draws: list[BlockDraws], scheme: str, depth: int) -> Models:
@@ -107,7 +121,11 @@ def build(draws: list[BlockDraws], scheme: str, depth: int) -> Models:
         )
         for l in range(depth)
     ]
-    gates = [parameter(np.zeros((len(draws), 1, 1)), name=f"{name}.block.{l}.alpha") for l in range(depth)] if scheme == "rezero" else None
+    gates = (
+        [parameter(np.zeros((len(draws), 1, 1)), name=f"{name}.block.{l}.alpha") for l in range(depth)]
+        if scheme == "rezero"
+        else None
+    )
     return Models(Ends([d.ends for d in draws], name=name), blocks, gates)
 
 
@@ -135,6 +153,8 @@ def growth_at_init(c: Constants, models: Models, data: Dataset) -> tuple[np.ndar
     forward = per_model_rms(top.data) / per_model_rms(bottom.data)
     backward = per_model_norm(bottom.grad) / per_model_norm(upstream)
     return forward, backward, bool(np.array_equal(top.data, bottom.data))
+
+
 # endregion: at-init
 
 
@@ -155,8 +175,13 @@ def run(c: Constants = Constants()) -> Run:
     curves, finals = {}, {}
     for scheme in SCHEMES:
         models = build(draws, scheme, TRAIN_DEPTH)
-        history = train(lambda: models.losses(data), Adam(models.parameters(), lr=c.learning_rate),
-                        steps=STEPS, every=EVERY, fixture=FIXTURE)
+        history = train(
+            lambda: models.losses(data),
+            Adam(models.parameters(), lr=c.learning_rate),
+            steps=STEPS,
+            every=EVERY,
+            fixture=FIXTURE,
+        )
         curves[column(scheme)] = history.losses.mean(axis=1)
         finals[column(scheme)] = history.final
     trace = Trace(
@@ -167,14 +192,16 @@ def run(c: Constants = Constants()) -> Run:
         finals=tuple(Final(seed, **{n: float(finals[n][i]) for n in COLUMNS}) for i, seed in enumerate(SEEDS)),
     )
     ranked = sorted(SCHEMES, key=lambda s: curves[column(s)][-1])
-    derived.update({
-        "DERIVED.points": len(data.labels),
-        "DERIVED.schemes": SCHEMES,
-        "DERIVED.ranked": tuple(ranked),  # by mean final loss, lowest first
-        "DERIVED.fixup-exponent": -1.0 / (2 * BRANCH_LAYERS - 2),
-        "DERIVED.sqrt-two": math.sqrt(2.0),
-        "DERIVED.scaled-last-limit": math.exp(0.25),  # (1 + 1/(2L))^(L/2) as L grows
-    })
+    derived.update(
+        {
+            "DERIVED.points": len(data.labels),
+            "DERIVED.schemes": SCHEMES,
+            "DERIVED.ranked": tuple(ranked),  # by mean final loss, lowest first
+            "DERIVED.fixup-exponent": -1.0 / (2 * BRANCH_LAYERS - 2),
+            "DERIVED.sqrt-two": math.sqrt(2.0),
+            "DERIVED.scaled-last-limit": math.exp(0.25),  # (1 + 1/(2L))^(L/2) as L grows
+        }
+    )
     he_deep = next(s for s in starts if s.scheme == "he" and s.depth == max(DEPTHS))
     derived["DERIVED.he.per-block"] = he_deep.forward ** (1.0 / he_deep.depth)
     return Run(trace, derived)

@@ -7,15 +7,26 @@ import math
 
 import numpy as np
 import pytest
-
-from pages.init_schemes import fixtures as fx
-from pages.init_schemes.figures import _curves_description, _growth_description, charts, chart_facts, hidden_under_zero_last
-from pages.init_schemes.trace import COLUMNS, DEPTHS, INIT_SEEDS, RECORDED, SCHEMES, SEEDS, TRAIN_DEPTH, Trace
-from site_builder.autograd import parameter, tensor
-from site_builder.render.charts import ChartError
-
-from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
 from trace_cases import Golden, assert_rejects, rejections
+
+from helpers import (
+    assert_curve_ends_are_seed_means,
+    assert_same_bits_with_one_or_two_threads,
+    golden,
+    nan_spirals_stop,
+    nan_stops,
+)
+from pages.init_schemes import fixtures as fx
+from pages.init_schemes.figures import (
+    _curves_description,
+    _growth_description,
+    chart_facts,
+    charts,
+    hidden_under_zero_last,
+)
+from pages.init_schemes.trace import COLUMNS, DEPTHS, INIT_SEEDS, RECORDED, SCHEMES, SEEDS, TRAIN_DEPTH, Trace
+from site_builder.autograd import tensor
+from site_builder.render.charts import ChartError
 
 parse = Trace.layout.parse
 C = fx.Constants()
@@ -26,7 +37,7 @@ TRACE = parse(GOLDEN)
 def test_the_factors_follow_each_schemes_rule():
     assert fx.factors("he", 32) == (1.0, 1.0) and fx.factors("rezero", 32) == (1.0, 1.0)
     assert fx.factors("zero-last", 32) == (1.0, 0.0)
-    assert fx.factors("fixup", 32) == (32 ** -0.5, 0.0)  # m = 2 layers: L^(-1/(2m-2)) = L^(-1/2)
+    assert fx.factors("fixup", 32) == (32**-0.5, 0.0)  # m = 2 layers: L^(-1/(2m-2)) = L^(-1/2)
     assert fx.factors("scaled-last", 32) == (1.0, 1 / math.sqrt(64))
     with pytest.raises(ValueError, match="unknown scheme 'xavier'"):
         fx.factors("xavier", 8)
@@ -105,8 +116,14 @@ def test_the_growth_charts_refuse_to_hide_a_scheme_whose_values_differ():
     assert hidden_under_zero_last(TRACE) == ["rezero", "fixup"]
     moved = tuple(dataclasses.replace(s, forward=2.0) if s.scheme == "fixup" else s for s in TRACE.starts)
     t = dataclasses.replace(TRACE, starts=moved)
-    facts = {**{f"START[{s.scheme},{s.depth}].{f}": getattr(s, f.replace("-", "_")) for s in t.starts
-                for f in ("depth", "forward", "backward")}, **chart_facts(t)}
+    facts = {
+        **{
+            f"START[{s.scheme},{s.depth}].{f}": getattr(s, f.replace("-", "_"))
+            for s in t.starts
+            for f in ("depth", "forward", "backward")
+        },
+        **chart_facts(t),
+    }
     with pytest.raises(ChartError, match="under zero-last's line"):
         charts(t, facts)
 
@@ -125,7 +142,9 @@ def test_a_nan_constant_stops_the_page_before_training():
 G = Golden(GOLDEN)
 CASES = [
     G.value_case("unknown scheme", G.number("START"), "scheme=he", "scheme=xavier", "one of he, zero-last"),
-    G.value_case("growth in fixed notation", G.number("START"), "forward=1.836271e+01", "forward=18.362710", "scientific"),
+    G.value_case(
+        "growth in fixed notation", G.number("START"), "forward=1.836271e+01", "forward=18.362710", "scientific"
+    ),
 ]
 
 

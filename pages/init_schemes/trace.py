@@ -8,8 +8,8 @@ and FINAL lines hold training losses at the trained depth, one field per scheme.
 
 from __future__ import annotations
 
-from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
+from site_builder.training_trace import TaskRecord, loss_records
 
 SCHEMES = ("he", "zero-last", "rezero", "fixup", "scaled-last")
 DEPTHS = (8, 32, 128)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, BarGroup, bar_chart, linear_ticks
+
 from .trace import Trace
 
 
@@ -39,7 +41,9 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             category_format="count",
             x_label="path length (branches passed through)",
             y=Axis("paths", "DERIVED.chart.count-ticks", "count"),
-            groups=(BarGroup("paths of that length", tuple(f"LENGTH[{n}].count" for n in lengths), "count", "identity"),),
+            groups=(
+                BarGroup("paths of that length", tuple(f"LENGTH[{n}].count" for n in lengths), "count", "identity"),
+            ),
             height=180,
         ),
         "contributions": bar_chart(
@@ -57,7 +61,9 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             x_label="path length (branches passed through)",
             y=Axis("Frobenius norm", "DERIVED.chart.norm-ticks", "short"),
             groups=(
-                BarGroup("sum of the paths of that length", tuple(f"LENGTH[{n}].sum-norm" for n in lengths), None, "identity"),
+                BarGroup(
+                    "sum of the paths of that length", tuple(f"LENGTH[{n}].sum-norm" for n in lengths), None, "identity"
+                ),
                 BarGroup(
                     "one path of that length, on average",
                     tuple(f"LENGTH[{n}].mean-path-norm" for n in lengths),

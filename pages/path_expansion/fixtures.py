@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import parameter
-from site_builder.run import FixtureError, Run, finite
 from site_builder.nn import Linear, residual_add
+from site_builder.run import FixtureError, Run, finite
 from site_builder.trace import format_sci
+
 from .trace import BLOCKS, WIDTH, Branch, Config, Jacobian, Length, Trace
 
 
@@ -43,6 +44,8 @@ def product_jacobian(weights: list[np.ndarray]) -> np.ndarray:
     for w in weights:
         out = out @ (np.eye(WIDTH) + w)
     return out
+
+
 # endregion: product
 
 
@@ -57,6 +60,8 @@ def paths(weights: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]
                 term = term @ weights[block]
             out.append((chosen, term))
     return out
+
+
 # endregion: path-sum
 
 
@@ -75,6 +80,8 @@ def autograd_jacobian(weights: list[np.ndarray], x0: tuple[float, ...]) -> np.nd
         assert x.grad is not None
         columns.append(x.grad.copy())
     return np.stack(columns, axis=1)
+
+
 # endregion: engine-jacobian
 
 

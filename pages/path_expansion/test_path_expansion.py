@@ -7,14 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
+from helpers import golden, page
 from pages.path_expansion import fixtures as fx
 from pages.path_expansion.figures import _single_path_summary
 from pages.path_expansion.trace import BLOCKS, WIDTH, Trace
 from site_builder.trace import format_real
-
-from helpers import golden, page
-from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
 parse, render = Trace.layout.parse, Trace.layout.render
 C = fx.Constants()

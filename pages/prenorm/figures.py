@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
 from site_builder.render.training_charts import loss_chart, loss_series, loss_ticks
+
 from .trace import COLUMNS, PROFILE_DEPTHS, RECORDED, STEPS, TRAIN_DEPTHS, Trace
 
 STYLE = {"pre": "identity", "post": "merge"}
@@ -56,9 +58,13 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             x=Axis("block (counted from the input)", f"DERIVED.chart.block-ticks-{depth}", "count"),
             y=Axis("gradient norm", "DERIVED.chart.gradient-ticks", "pow10", kind="log"),
             series=tuple(
-                Series((f"{layout}-norm: ", Value(f"PROFILE[{depth},{depth}].{layout}", "sci"), " at the last block"),
-                       tuple((f"PROFILE[{depth},{b}].block", f"PROFILE[{depth},{b}].{layout}") for b in range(1, depth + 1)),
-                       STYLE[layout])
+                Series(
+                    (f"{layout}-norm: ", Value(f"PROFILE[{depth},{depth}].{layout}", "sci"), " at the last block"),
+                    tuple(
+                        (f"PROFILE[{depth},{b}].block", f"PROFILE[{depth},{b}].{layout}") for b in range(1, depth + 1)
+                    ),
+                    STYLE[layout],
+                )
                 for layout in ("pre", "post")
             ),
         )
@@ -68,6 +74,9 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             chart_id=f"prenorm-loss-{depth}",
             title="Training loss against the step, pre-norm and post-norm",
             description=_loss_description(t, depth),
-            series=[loss_series(f"{layout}-norm", f"{layout}-{depth}", STYLE[layout], RECORDED) for layout in ("pre", "post")],
+            series=[
+                loss_series(f"{layout}-norm", f"{layout}-{depth}", STYLE[layout], RECORDED)
+                for layout in ("pre", "post")
+            ],
         )
     return out

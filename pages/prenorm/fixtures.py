@@ -11,15 +11,25 @@ train both layouts at one learning rate from the first step, with no warm-up.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, layer_norm, residual_add
 from site_builder.run import Run, check_constants
-from site_builder.tasks import SPIRALS, BlockDraws, Dataset, Ends, SpiralTask, block_draws, cross_entropy_per_model, side_by_side, train
+from site_builder.tasks import (
+    SPIRALS,
+    BlockDraws,
+    Dataset,
+    Ends,
+    SpiralTask,
+    block_draws,
+    cross_entropy_per_model,
+    side_by_side,
+    train,
+)
 
 from .trace import (
     COLUMNS,
@@ -78,6 +88,8 @@ def post_norm(h: Tensor, blocks: Blocks, norm: Callable[[Tensor], Tensor]) -> Te
     for first, second in blocks:
         h = norm(residual_add(h, branch(h, first, second)))  # every merge is normalized
     return h
+
+
 # endregion: layouts
 
 
@@ -135,6 +147,8 @@ def gradient_profile(models: Models, data: Dataset) -> tuple[np.ndarray, np.ndar
         p.zero_grad()
     assert bottom.grad is not None
     return blocks, per_model_norm(bottom.grad)
+
+
 # endregion: profile
 
 
@@ -161,8 +175,13 @@ def run(c: Constants = Constants()) -> Run:
     for depth in TRAIN_DEPTHS:
         for layout in LAYOUTS:
             models = build(c, draws, layout, depth)
-            history = train(lambda: models.losses(data), Adam(models.parameters(), lr=c.learning_rate),
-                            steps=STEPS, every=EVERY, fixture=FIXTURE)
+            history = train(
+                lambda: models.losses(data),
+                Adam(models.parameters(), lr=c.learning_rate),
+                steps=STEPS,
+                every=EVERY,
+                fixture=FIXTURE,
+            )
             curves[column(layout, depth)] = history.losses.mean(axis=1)
             finals[column(layout, depth)] = history.final
     trace = Trace(
@@ -176,5 +195,7 @@ def run(c: Constants = Constants()) -> Run:
     derived["DERIVED.points"] = len(data.labels)
     derived["DERIVED.trained-depths"] = TRAIN_DEPTHS
     for depth in TRAIN_DEPTHS:
-        derived[f"DERIVED.depth-{depth}.post-over-pre"] = float(curves[column("post", depth)][-1] / curves[column("pre", depth)][-1])
+        derived[f"DERIVED.depth-{depth}.post-over-pre"] = float(
+            curves[column("post", depth)][-1] / curves[column("pre", depth)][-1]
+        )
     return Run(trace, derived)

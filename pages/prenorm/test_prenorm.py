@@ -7,14 +7,19 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, rejections
 
+from helpers import (
+    assert_curve_ends_are_seed_means,
+    assert_same_bits_with_one_or_two_threads,
+    golden,
+    nan_spirals_stop,
+    nan_stops,
+)
 from pages.prenorm import fixtures as fx
 from pages.prenorm.figures import _loss_description, _profile_description
 from pages.prenorm.trace import COLUMNS, PROFILE_DEPTHS, PROFILE_SEEDS, RECORDED, SEEDS, TRAIN_DEPTHS, Trace
 from site_builder.autograd import parameter, tensor
-
-from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
-from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
 C = fx.Constants()
@@ -138,9 +143,13 @@ def test_chart_descriptions_follow_the_numbers():
 
 G = Golden(GOLDEN)
 CASES = [
-    G.value_case("block out of order", G.number("PROFILE depth=6 block=1 "), "block=1 ", "block=2 ", "expected block=1"),
+    G.value_case(
+        "block out of order", G.number("PROFILE depth=6 block=1 "), "block=1 ", "block=2 ", "expected block=1"
+    ),
     G.value_case("a depth that is not profiled", G.number("INPUT depth=6"), "depth=6", "depth=7", "expected depth=6"),
-    G.value_case("a loss in fixed notation", G.number("CURVE step=0 "), "pre-6=9.121976e-01", "pre-6=0.912198", "scientific"),
+    G.value_case(
+        "a loss in fixed notation", G.number("CURVE step=0 "), "pre-6=9.121976e-01", "pre-6=0.912198", "scientific"
+    ),
 ]
 
 

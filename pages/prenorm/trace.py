@@ -10,8 +10,8 @@ per layout and depth trained.
 
 from __future__ import annotations
 
-from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Int, Real, Sci, lines, record, trace_format
+from site_builder.training_trace import TaskRecord, loss_records
 
 LAYOUTS = ("pre", "post")
 PROFILE_DEPTHS = (6, 24, 96)

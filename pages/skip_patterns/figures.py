@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
 from site_builder.render.training_charts import loss_chart, loss_series, loss_ticks
+
 from .trace import DEPTHS, PATTERNS, RECORDED, STEPS, Trace
 
 STYLE = {"residual": "identity", "highway": "merge", "dense": "learned"}
@@ -28,8 +30,17 @@ def chart_facts(t: Trace) -> dict[str, Any]:
 def _series(field: str, fmt: str) -> tuple[Series, ...]:
     deep = DEPTHS[-1]
     return tuple(
-        Series((f"{p}: ", Value(f"SHAPE[{p},{deep}].{field}", fmt), " at ", Value(f"SHAPE[{p},{deep}].depth", "count"), " blocks"),
-               tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS), STYLE[p])
+        Series(
+            (
+                f"{p}: ",
+                Value(f"SHAPE[{p},{deep}].{field}", fmt),
+                " at ",
+                Value(f"SHAPE[{p},{deep}].depth", "count"),
+                " blocks",
+            ),
+            tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS),
+            STYLE[p],
+        )
         for p in PATTERNS
     )
 
@@ -51,7 +62,11 @@ def _parameters_description(t: Trace) -> str:
 def _growth_description(t: Trace) -> str:
     rows = {(s.pattern, s.depth): s.backward for s in t.shapes}
     falls = [p for p in PATTERNS if rows[p, DEPTHS[-1]] < rows[p, DEPTHS[0]] / 2]
-    said = f"The {' and '.join(falls)} stack's factor falls with depth." if falls else "No stack's factor falls by half with depth."
+    said = (
+        f"The {' and '.join(falls)} stack's factor falls with depth."
+        if falls
+        else "No stack's factor falls by half with depth."
+    )
     return (
         "How many times each stack multiplies a gradient on its way down at initialization, against the number of "
         f"blocks, both axes logarithmic. {_looks()} Diamonds joined by a dotted line, carry power: the highway gate's carry at initialization raised to the number of blocks. {said}"
@@ -69,8 +84,17 @@ def _loss_description(t: Trace) -> str:
 
 def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
     depth = Axis("depth (blocks)", "DERIVED.chart.depths", "count", kind="log")
-    carry = Series((f"{CARRY}: ", Value(f"DERIVED.depth-{DEPTHS[-1]}.carry-power", "sci"), " at ",
-                    Value(f"SHAPE[highway,{DEPTHS[-1]}].depth", "count"), " blocks"), tuple((f"SHAPE[highway,{d}].depth", f"DERIVED.depth-{d}.carry-power") for d in DEPTHS), "plain")
+    carry = Series(
+        (
+            f"{CARRY}: ",
+            Value(f"DERIVED.depth-{DEPTHS[-1]}.carry-power", "sci"),
+            " at ",
+            Value(f"SHAPE[highway,{DEPTHS[-1]}].depth", "count"),
+            " blocks",
+        ),
+        tuple((f"SHAPE[highway,{d}].depth", f"DERIVED.depth-{d}.carry-power") for d in DEPTHS),
+        "plain",
+    )
     return {
         "parameters": line_chart(
             facts,

@@ -18,9 +18,33 @@ import numpy as np
 from site_builder.autograd import Tensor, concat, parameter
 from site_builder.nn import Adam, residual_add
 from site_builder.run import Run, check_constants
-from site_builder.tasks import SPIRALS, Dataset, Ends, EndsDraw, SpiralTask, cross_entropy_per_model, he_std, side_by_side, train
+from site_builder.tasks import (
+    SPIRALS,
+    Dataset,
+    Ends,
+    EndsDraw,
+    SpiralTask,
+    cross_entropy_per_model,
+    he_std,
+    side_by_side,
+    train,
+)
 
-from .trace import DEPTHS, EVERY, INIT_SEEDS, PATTERNS, RECORDED, SEEDS, STEPS, TRAIN_DEPTH, Curve, Final, Setup, Shape, Trace
+from .trace import (
+    DEPTHS,
+    EVERY,
+    INIT_SEEDS,
+    PATTERNS,
+    RECORDED,
+    SEEDS,
+    STEPS,
+    TRAIN_DEPTH,
+    Curve,
+    Final,
+    Setup,
+    Shape,
+    Trace,
+)
 
 FIXTURE = "skip-patterns"
 
@@ -74,6 +98,8 @@ def dense_stack(h: Tensor, blocks: list[Block]) -> Tensor:
     for b in blocks:
         h = concat([h, branch(h, b)], axis=-1)  # keep everything, append the branch's features
     return h
+
+
 # endregion: patterns
 
 
@@ -100,7 +126,9 @@ class Models:
         return sum(int(np.prod(w.shape[1:])) for b in self.blocks for w in b.parameters())
 
     def losses(self, data: Dataset) -> Tensor:
-        return cross_entropy_per_model(self.ends.logits(STACKS[self.pattern](self.ends.embed(data.inputs), self.blocks)), data.labels)
+        return cross_entropy_per_model(
+            self.ends.logits(STACKS[self.pattern](self.ends.embed(data.inputs), self.blocks)), data.labels
+        )
 
 
 def draw(c: Constants, seed: int, pattern: str, depth: int) -> tuple[EndsDraw, list[dict[str, np.ndarray]]]:
@@ -136,7 +164,10 @@ def build(c: Constants, seeds: tuple[int, ...], pattern: str, depth: int) -> Mod
     name = f"{pattern}.{depth}"
     blocks = []
     for l in range(depth):
-        weights = {k: parameter(side_by_side([d[1][l][k] for d in draws]), name=f"{name}.block.{l}.{k}") for k in draws[0][1][l]}
+        weights = {
+            k: parameter(side_by_side([d[1][l][k] for d in draws]), name=f"{name}.block.{l}.{k}")
+            for k in draws[0][1][l]
+        }
         blocks.append(Block(**weights))
     return Models(Ends([d[0] for d in draws], name=name), blocks, pattern)
 
@@ -155,6 +186,8 @@ def gradient_growth(c: Constants, models: Models, data: Dataset) -> np.ndarray:
     top.backward_with_seed(upstream)
     assert bottom.grad is not None
     return per_model_norm(bottom.grad) / per_model_norm(upstream)
+
+
 # endregion: at-init
 
 
@@ -166,17 +199,31 @@ def run(c: Constants = Constants()) -> Run:
         for depth in DEPTHS:
             models = build(c, INIT_SEEDS, pattern, depth)
             growth = gradient_growth(c, models, data)
-            shapes.append(Shape(pattern, depth, top_width(c, pattern, depth), models.block_parameters(),
-                                float(np.exp(np.mean(np.log(growth))))))
+            shapes.append(
+                Shape(
+                    pattern,
+                    depth,
+                    top_width(c, pattern, depth),
+                    models.block_parameters(),
+                    float(np.exp(np.mean(np.log(growth)))),
+                )
+            )
     curves, finals = {}, {}
     for pattern in PATTERNS:
         models = build(c, SEEDS, pattern, TRAIN_DEPTH)
-        history = train(lambda: models.losses(data), Adam(models.parameters(), lr=c.learning_rate),
-                        steps=STEPS, every=EVERY, fixture=FIXTURE)
+        history = train(
+            lambda: models.losses(data),
+            Adam(models.parameters(), lr=c.learning_rate),
+            steps=STEPS,
+            every=EVERY,
+            fixture=FIXTURE,
+        )
         curves[pattern], finals[pattern] = history.losses.mean(axis=1), history.final
     trace = Trace(
         task=c.task.record(),
-        setup=Setup(c.width, c.growth, c.gate_bias, c.learning_rate, STEPS, EVERY, TRAIN_DEPTH, len(SEEDS), len(INIT_SEEDS)),
+        setup=Setup(
+            c.width, c.growth, c.gate_bias, c.learning_rate, STEPS, EVERY, TRAIN_DEPTH, len(SEEDS), len(INIT_SEEDS)
+        ),
         shapes=tuple(shapes),
         curves=tuple(Curve(step, **{p: float(curves[p][i]) for p in PATTERNS}) for i, step in enumerate(RECORDED)),
         finals=tuple(Final(seed, **{p: float(finals[p][i]) for p in PATTERNS}) for i, seed in enumerate(SEEDS)),

@@ -7,14 +7,19 @@ import math
 
 import numpy as np
 import pytest
+from trace_cases import Golden, assert_rejects, rejections
 
+from helpers import (
+    assert_curve_ends_are_seed_means,
+    assert_same_bits_with_one_or_two_threads,
+    golden,
+    nan_spirals_stop,
+    nan_stops,
+)
 from pages.skip_patterns import fixtures as fx
 from pages.skip_patterns.figures import _growth_description, _loss_description, _parameters_description
 from pages.skip_patterns.trace import DEPTHS, PATTERNS, RECORDED, SEEDS, Trace
 from site_builder.autograd import parameter, tensor
-
-from helpers import assert_curve_ends_are_seed_means, assert_same_bits_with_one_or_two_threads, golden, nan_spirals_stop, nan_stops
-from trace_cases import Golden, assert_rejects, rejections
 
 parse = Trace.layout.parse
 C = fx.Constants()
@@ -41,7 +46,10 @@ def numpy_stack(pattern: str, h: np.ndarray, blocks: list[dict]) -> np.ndarray:
 def case(pattern: str, depth: int = 3, seed: int = 0):
     small = dataclasses.replace(C, width=4, growth=2)
     models = fx.build(small, (seed, seed + 1), pattern, depth)
-    arrays = [{k: getattr(b, k).data for k in ("first", "second", "gate", "gate_bias") if getattr(b, k) is not None} for b in models.blocks]
+    arrays = [
+        {k: getattr(b, k).data for k in ("first", "second", "gate", "gate_bias") if getattr(b, k) is not None}
+        for b in models.blocks
+    ]
     h0 = np.random.default_rng(9).standard_normal((2, 5, 4))
     return models, arrays, h0
 
@@ -49,7 +57,9 @@ def case(pattern: str, depth: int = 3, seed: int = 0):
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_the_stacks_compute_what_the_page_says(pattern):
     models, arrays, h0 = case(pattern)
-    np.testing.assert_allclose(fx.STACKS[pattern](tensor(h0), models.blocks).data, numpy_stack(pattern, h0, arrays), rtol=1e-12)
+    np.testing.assert_allclose(
+        fx.STACKS[pattern](tensor(h0), models.blocks).data, numpy_stack(pattern, h0, arrays), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -124,7 +134,9 @@ def test_a_nan_constant_stops_the_page_before_training():
 
 G = Golden(GOLDEN)
 CASES = [
-    G.value_case("unknown pattern", G.number("SHAPE"), "pattern=residual", "pattern=plain", "one of residual, highway, dense"),
+    G.value_case(
+        "unknown pattern", G.number("SHAPE"), "pattern=residual", "pattern=plain", "one of residual, highway, dense"
+    ),
     G.value_case("a count with a decimal point", G.number("SHAPE"), "parameters=2048", "parameters=2048.0", "integer"),
 ]
 

@@ -9,8 +9,8 @@ trained depth, one field per pattern.
 
 from __future__ import annotations
 
-from site_builder.training_trace import TaskRecord, loss_records
 from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
+from site_builder.training_trace import TaskRecord, loss_records
 
 PATTERNS = ("residual", "highway", "dense")
 DEPTHS = (4, 8, 16, 32)

@@ -6,8 +6,8 @@ NumPy function, so a bug in the engine cannot hide in both answers.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 

@@ -17,7 +17,7 @@ and the sum is the same float as ``earlier + later``.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -131,7 +131,7 @@ class Tensor:
         name: str | None = None,
         requires_grad: bool = False,
         op: str = "leaf",
-        parents: tuple["Tensor", ...] = (),
+        parents: tuple[Tensor, ...] = (),
         vjp: VJP | None = None,
     ) -> None:
         self.data: np.ndarray = _as_array(data)
@@ -152,7 +152,7 @@ class Tensor:
         return not self._parents
 
     @property
-    def parents(self) -> tuple["Tensor", ...]:
+    def parents(self) -> tuple[Tensor, ...]:
         return self._parents
 
     def numpy(self) -> np.ndarray:
@@ -167,10 +167,10 @@ class Tensor:
 
     # ------------------------------------------------------------ construction
     @staticmethod
-    def _lift(value: "Tensor | object") -> "Tensor":
+    def _lift(value: Tensor | object) -> Tensor:
         return value if isinstance(value, Tensor) else Tensor(value)
 
-    def _make(self, data: np.ndarray, op: str, parents: tuple["Tensor", ...], vjp: VJP) -> "Tensor":
+    def _make(self, data: np.ndarray, op: str, parents: tuple[Tensor, ...], vjp: VJP) -> Tensor:
         """An op's result: tracked (keeping ``parents`` and ``vjp``) when any parent is, a constant otherwise.
 
         ``data`` is the op's own new array, so it is kept as it is, not copied.
@@ -193,47 +193,41 @@ class Tensor:
         return out
 
     # -------------------------------------------------------------------- ops
-    def __add__(self, other: "Tensor | object") -> "Tensor":
+    def __add__(self, other: Tensor | object) -> Tensor:
         other = Tensor._lift(other)
         try:
             out = self.data + other.data
         except ValueError:
             raise ShapeError(
-                f"cannot add shapes {shape_text(self.shape)} and {shape_text(other.shape)}: "
-                "they do not broadcast",
+                f"cannot add shapes {shape_text(self.shape)} and {shape_text(other.shape)}: they do not broadcast",
                 self.shape,
                 other.shape,
             ) from None
         a_shape, b_shape = self.shape, other.shape
-        return self._make(
-            out, "add", (self, other), lambda g: (unbroadcast(g, a_shape), unbroadcast(g, b_shape))
-        )
+        return self._make(out, "add", (self, other), lambda g: (unbroadcast(g, a_shape), unbroadcast(g, b_shape)))
 
     __radd__ = __add__
 
-    def __neg__(self) -> "Tensor":
+    def __neg__(self) -> Tensor:
         return self._make(-self.data, "neg", (self,), lambda g: (-g,))
 
-    def __sub__(self, other: "Tensor | object") -> "Tensor":
+    def __sub__(self, other: Tensor | object) -> Tensor:
         other = Tensor._lift(other)
         try:
             out = self.data - other.data
         except ValueError:
             raise ShapeError(
-                f"cannot subtract shape {shape_text(other.shape)} from {shape_text(self.shape)}: "
-                "they do not broadcast",
+                f"cannot subtract shape {shape_text(other.shape)} from {shape_text(self.shape)}: they do not broadcast",
                 self.shape,
                 other.shape,
             ) from None
         a_shape, b_shape = self.shape, other.shape
-        return self._make(
-            out, "sub", (self, other), lambda g: (unbroadcast(g, a_shape), -unbroadcast(g, b_shape))
-        )
+        return self._make(out, "sub", (self, other), lambda g: (unbroadcast(g, a_shape), -unbroadcast(g, b_shape)))
 
-    def __rsub__(self, other: object) -> "Tensor":
+    def __rsub__(self, other: object) -> Tensor:
         return Tensor._lift(other) - self
 
-    def __mul__(self, other: "Tensor | object") -> "Tensor":
+    def __mul__(self, other: Tensor | object) -> Tensor:
         if type(other) is float or type(other) is int:
             return self.scale(other)
         if not isinstance(other, Tensor) and np.ndim(other) == 0:
@@ -263,23 +257,23 @@ class Tensor:
 
     __rmul__ = __mul__
 
-    def scale(self, factor: float) -> "Tensor":
+    def scale(self, factor: float) -> Tensor:
         """Multiply by a plain Python number (a constant, not a tracked tensor)."""
         factor = float(factor)
         return self._make(self.data * factor, "scale", (self,), lambda g: (g * factor,))
 
-    def __pow__(self, exponent: float) -> "Tensor":
+    def __pow__(self, exponent: float) -> Tensor:
         if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
             raise TypeError("Tensor ** p supports a plain number exponent only")
         p = float(exponent)
         a = self.data
         return self._make(a**p, f"pow{p:g}", (self,), lambda g: (g * p * a ** (p - 1.0),))
 
-    def square(self) -> "Tensor":
+    def square(self) -> Tensor:
         a = self.data
         return self._make(a * a, "square", (self,), lambda g: (g * 2.0 * a,))
 
-    def __truediv__(self, other: "Tensor | object") -> "Tensor":
+    def __truediv__(self, other: Tensor | object) -> Tensor:
         if not isinstance(other, Tensor) and np.ndim(other) == 0:
             divisor = float(other)  # type: ignore[arg-type]
             return self._make(self.data / divisor, "div", (self,), lambda g: (g / divisor,))
@@ -288,8 +282,7 @@ class Tensor:
             out = self.data / other.data
         except ValueError:
             raise ShapeError(
-                f"cannot divide shape {shape_text(self.shape)} by {shape_text(other.shape)}: "
-                "they do not broadcast",
+                f"cannot divide shape {shape_text(self.shape)} by {shape_text(other.shape)}: they do not broadcast",
                 self.shape,
                 other.shape,
             ) from None
@@ -306,11 +299,11 @@ class Tensor:
             ),
         )
 
-    def __rtruediv__(self, other: object) -> "Tensor":
+    def __rtruediv__(self, other: object) -> Tensor:
         return Tensor._lift(other) / self
 
     # ------------------------------------------------------------------ matmul
-    def __matmul__(self, other: "Tensor | object") -> "Tensor":
+    def __matmul__(self, other: Tensor | object) -> Tensor:
         """NumPy's matmul: vectors, matrices, and stacks of matrices whose batch axes broadcast."""
         other = Tensor._lift(other)
         a, b = self.data, other.data
@@ -352,7 +345,7 @@ class Tensor:
         return self._make(out, "matmul", (self, other), batched_vjp)
 
     # -------------------------------------------------------------- reductions
-    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
         """Sum over ``axis`` (an int, a tuple of ints, negative counting from the end; None: all)."""
         a_shape = self.shape
         if axis is None:
@@ -369,7 +362,7 @@ class Tensor:
 
         return self._make(out, "sum" if axis is None else "sum" + ",".join(map(str, axes)), (self,), vjp)
 
-    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
         """The sum over ``axis`` divided by how many elements it adds (the float ``np.mean`` gives)."""
         axes = _axes(axis, self.shape, "take the mean of")
         count = math.prod(self.shape[i] for i in axes)
@@ -381,7 +374,7 @@ class Tensor:
             )
         return self.sum(axis, keepdims) / count
 
-    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> "Tensor":
+    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor:
         """The largest element over ``axis``.
 
         The gradient goes to one element only: where the maximum occurs more than
@@ -408,29 +401,29 @@ class Tensor:
         return self._make(a.max(axis=axes, keepdims=keepdims), "max", (self,), vjp)
 
     # ------------------------------------------------------- elementwise maps
-    def tanh(self) -> "Tensor":
+    def tanh(self) -> Tensor:
         t = np.tanh(self.data)
         return self._make(t, "tanh", (self,), lambda g: (g * (1.0 - t * t),))
 
-    def relu(self) -> "Tensor":
+    def relu(self) -> Tensor:
         a = self.data
         # np.maximum, not data * mask: -inf * 0 is nan and -1 * 0 is -0.0.
         return self._make(np.maximum(a, 0.0), "relu", (self,), lambda g: (g * (a > 0.0),))
 
-    def exp(self) -> "Tensor":
+    def exp(self) -> Tensor:
         out = np.exp(self.data)
         return self._make(out, "exp", (self,), lambda g: (g * out,))
 
-    def log(self) -> "Tensor":
+    def log(self) -> Tensor:
         """Natural logarithm (NumPy's: -inf at 0, nan below)."""
         a = self.data
         return self._make(np.log(a), "log", (self,), lambda g: (g / a,))
 
-    def sqrt(self) -> "Tensor":
+    def sqrt(self) -> Tensor:
         out = np.sqrt(self.data)
         return self._make(out, "sqrt", (self,), lambda g: (g / (2.0 * out),))
 
-    def sigmoid(self) -> "Tensor":
+    def sigmoid(self) -> Tensor:
         """1 / (1 + e^-x), computed from e^-|x| so no exponential overflows."""
         a = self.data
         e = np.exp(-np.abs(a))
@@ -438,7 +431,7 @@ class Tensor:
         return self._make(out, "sigmoid", (self,), lambda g: (g * (out * (1.0 - out)),))
 
     # ---------------------------------------------------------- shape and index
-    def reshape(self, *shape: int | Sequence[int]) -> "Tensor":
+    def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """The same elements in row-major order under a new shape (``-1`` once: inferred)."""
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
         target = tuple(int(d) for d in dims)  # type: ignore[union-attr]
@@ -447,14 +440,13 @@ class Tensor:
             out = self.data.reshape(target)
         except ValueError:
             raise ShapeError(
-                f"cannot reshape shape {shape_text(a_shape)} ({self.data.size} elements) "
-                f"into {shape_text(target)}",
+                f"cannot reshape shape {shape_text(a_shape)} ({self.data.size} elements) into {shape_text(target)}",
                 a_shape,
                 target,
             ) from None
         return self._make(out, "reshape", (self,), lambda g: (g.reshape(a_shape),))
 
-    def transpose(self) -> "Tensor":
+    def transpose(self) -> Tensor:
         """Swap the last two axes: a matrix's transpose, or each matrix's in a stack of them."""
         if self.data.ndim < 2:
             raise ShapeError(
@@ -466,10 +458,10 @@ class Tensor:
         return self._make(out, "transpose", (self,), lambda g: (np.swapaxes(g, -1, -2),))
 
     @property
-    def T(self) -> "Tensor":
+    def T(self) -> Tensor:
         return self.transpose()
 
-    def __getitem__(self, index: object) -> "Tensor":
+    def __getitem__(self, index: object) -> Tensor:
         """NumPy indexing: ints, slices, integer or boolean arrays, and tuples of them.
 
         The gradient scatters back to the positions read; a position read
@@ -491,7 +483,7 @@ class Tensor:
 
         return self._make(out, "index", (self,), vjp)
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """The same values as a constant: nothing flows back through it."""
         return self._make(self.data, "detach", (), lambda g: ())
 
@@ -512,8 +504,7 @@ class Tensor:
         seed_array = np.asarray(seed, dtype=np.float64)  # read, never written: no copy needed
         if seed_array.shape != self.data.shape:
             raise ShapeError(
-                f"seed shape {shape_text(seed_array.shape)} does not match tensor shape "
-                f"{shape_text(self.shape)}",
+                f"seed shape {shape_text(seed_array.shape)} does not match tensor shape {shape_text(self.shape)}",
                 seed_array.shape,
                 self.shape,
             )
@@ -566,11 +557,11 @@ class Tensor:
                 if node._parents:
                     node._vjp = None
 
-    def leaves(self) -> list["Tensor"]:
+    def leaves(self) -> list[Tensor]:
         """The leaves of this tensor's graph that collect a gradient: its parameters and tracked inputs."""
         return [node for node in self._topological_order() if node.is_leaf and node.requires_grad]
 
-    def _topological_order(self) -> list["Tensor"]:
+    def _topological_order(self) -> list[Tensor]:
         """Nodes reachable from self, each after every node that uses it.
 
         A depth-first search that marks a node when it is expanded; the ``None``
@@ -618,10 +609,12 @@ def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
             shapes[-1],
         )
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"cannot concat shape {shape_text(shapes[0])} along axis {axis}: it has {ndim} axes", shapes[0], ())
+        raise ShapeError(
+            f"cannot concat shape {shape_text(shapes[0])} along axis {axis}: it has {ndim} axes", shapes[0], ()
+        )
     axis %= ndim
     for s in shapes[1:]:
-        if s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:]:
+        if s[:axis] + s[axis + 1 :] != shapes[0][:axis] + shapes[0][axis + 1 :]:
             raise ShapeError(
                 f"cannot concat shapes {shape_text(shapes[0])} and {shape_text(s)} along axis {axis}: "
                 "every other axis must agree",
@@ -634,6 +627,8 @@ def concat(tensors: Sequence[Tensor], axis: int = -1) -> Tensor:
         return np.split(g, ends, axis=axis)  # views of g, one per operand
 
     return parts[0]._make(np.concatenate([p.data for p in parts], axis=axis), "concat", tuple(parts), vjp)
+
+
 # endregion: concat
 
 

@@ -62,9 +62,30 @@ from .site import Setup, SiteError, check_page, check_site, check_tree, setup
 from .verdicts import Verdicts
 
 __all__ = [
-    "ALLOWED", "Allowed", "Facts", "Fresh", "FreshPage", "PageReport", "Problem", "Result", "Setup", "SiteError",
-    "check_document", "check_heading", "check_page", "check_site", "check_svg", "check_tree", "collect", "html_path",
-    "parse_html", "parse_svg", "refresh_command", "run", "setup", "Verdicts",
+    "ALLOWED",
+    "Allowed",
+    "Facts",
+    "Fresh",
+    "FreshPage",
+    "PageReport",
+    "Problem",
+    "Result",
+    "Setup",
+    "SiteError",
+    "check_document",
+    "check_heading",
+    "check_page",
+    "check_site",
+    "check_svg",
+    "check_tree",
+    "collect",
+    "html_path",
+    "parse_html",
+    "parse_svg",
+    "refresh_command",
+    "run",
+    "setup",
+    "Verdicts",
 ]
 
 

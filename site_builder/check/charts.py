@@ -18,7 +18,7 @@ missing from its page, are problems too.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from lxml import etree
 
@@ -68,7 +68,9 @@ def _attribute_difference(name: str, want: str, got: str) -> tuple[str, str]:
     return f"{name}={quote(want, 80)} (drawn from the trace)", f"{name}={quote(got, 80)}"
 
 
-def first_difference(want: etree._Element, got: etree._Element, top: etree._Element | None = None) -> tuple[str, str, str] | None:
+def first_difference(
+    want: etree._Element, got: etree._Element, top: etree._Element | None = None
+) -> tuple[str, str, str] | None:
     """(where, expected, found) of the first way ``got`` is not the drawing ``want``; None when it is."""
     top = top if top is not None else got
     if local(want.tag) != local(got.tag):
@@ -92,8 +94,11 @@ def first_difference(want: etree._Element, got: etree._Element, top: etree._Elem
         if x.tail != y.tail and _words(x.tail) != _words(y.tail):
             return _path(y, top), f"the words {quote(_words(x.tail), 80)} after it", quote(_words(y.tail), 80)
     if len(kids_a) != len(kids_b):
-        return (_path(got, top), f"{len(kids_a)} elements inside (drawn from the trace)",
-                f"{len(kids_b)} elements inside")
+        return (
+            _path(got, top),
+            f"{len(kids_a)} elements inside (drawn from the trace)",
+            f"{len(kids_b)} elements inside",
+        )
     return None
 
 
@@ -116,11 +121,20 @@ def check_charts(root: etree._Element, page: str, charts: Mapping[str, str]) -> 
                 where, expected, found = difference
                 problems.append(Problem(page, 10**8 + order, where, expected, found))
         elif CHART_CLASS in _classes(svg):
-            problems.append(Problem(page, 10**8 + order, f"svg#{chart_id}" if chart_id else "svg.ev-chart",
-                                    f"a chart the page's figures draw ({', '.join(sorted(drawn)) or 'none'})",
-                                    "a chart they do not draw"))
-    for i, (chart_id, (name, _)) in enumerate(sorted(drawn.items())):
+            problems.append(
+                Problem(
+                    page,
+                    10**8 + order,
+                    f"svg#{chart_id}" if chart_id else "svg.ev-chart",
+                    f"a chart the page's figures draw ({', '.join(sorted(drawn)) or 'none'})",
+                    "a chart they do not draw",
+                )
+            )
+    for chart_id, (name, _) in sorted(drawn.items()):
         if chart_id not in seen:
-            problems.append(Problem(page, 10**9 - 2, f"svg#{chart_id}", f"the chart {name!r} drawn from the trace",
-                                    "not on the page"))
+            problems.append(
+                Problem(
+                    page, 10**9 - 2, f"svg#{chart_id}", f"the chart {name!r} drawn from the trace", "not on the page"
+                )
+            )
     return problems

@@ -15,8 +15,8 @@ or as one of its elements (``FORWARD.output[1]``). Selectors are tag names,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 _SIMPLE_RE = re.compile(r"^(?P<tag>[a-z][a-z0-9-]*)?(?P<id>#[A-Za-z0-9_-]+)?(?P<classes>(?:\.[A-Za-z0-9_-]+)*)$")
 

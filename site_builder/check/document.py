@@ -35,9 +35,10 @@ import bisect
 import itertools
 import re
 import urllib.parse
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from lxml import etree
 
@@ -109,8 +110,9 @@ class PageReport:
 
 
 # huge_tree: libxml2's HTML parser otherwise drops, without a word, whatever is nested more than 256 deep.
-_HTML_PARSER = etree.HTMLParser(encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False,
-                                huge_tree=True)
+_HTML_PARSER = etree.HTMLParser(
+    encoding="utf-8", no_network=True, remove_comments=False, default_doctype=False, huge_tree=True
+)
 MAX_DEPTH = 200  # elements nested deeper than this are refused (a page built here is nested about 30 deep)
 
 
@@ -157,7 +159,7 @@ class _Doc:
     page: str
 
     @classmethod
-    def of(cls, root: etree._Element, page: str) -> "_Doc":
+    def of(cls, root: etree._Element, page: str) -> _Doc:
         return cls(root, page)
 
     @cached_property
@@ -189,7 +191,9 @@ class _Doc:
         """Each ``<svg>`` by its number on the page, from 1."""
         return self._lookups[2]
 
-    def problem(self, el: etree._Element, element: str, expected: str, found: str, detail: tuple[str, ...] = ()) -> Problem:
+    def problem(
+        self, el: etree._Element, element: str, expected: str, found: str, detail: tuple[str, ...] = ()
+    ) -> Problem:
         return Problem(self.page, self.order.get(el, 0), element, expected, found, detail)
 
     # -- where an element is, in words -------------------------------------------------
@@ -355,7 +359,9 @@ def _code_text(container: etree._Element) -> str:
     """The code of an excerpt: its ``<pre>`` text without line numbers."""
     parts: list[str] = []
     for pre in container.iter("pre", "{*}pre"):
-        if any("linenos" in (a.get("class") or "") or "linenodiv" in (a.get("class") or "") for a in pre.iterancestors()):
+        if any(
+            "linenos" in (a.get("class") or "") or "linenodiv" in (a.get("class") or "") for a in pre.iterancestors()
+        ):
             continue
         parts.append("".join(_code_pieces(pre)))
     if not parts:  # an excerpt without <pre>: the whole container is the code
@@ -371,7 +377,7 @@ def _code_pieces(pre: etree._Element) -> list[str]:
     if pre.getroottree().docinfo.xml_version is None and not _NUMBERED(pre):
         # from the HTML parser (no entities), and no line numbers inside: its whole text, as libxml2 writes it
         text = etree.tostring(pre, method="text", encoding="unicode", with_tail=False)
-        return [text] if "linenos" not in (pre.get("class") or "") else [text[len(pre.text or ""):]]
+        return [text] if "linenos" not in (pre.get("class") or "") else [text[len(pre.text or "") :]]
     pieces: list[str] = []
     add = pieces.append
 
@@ -380,7 +386,7 @@ def _code_pieces(pre: etree._Element) -> list[str]:
             if isinstance(child.tag, str) and "linenos" not in (child.get("class") or ""):
                 if child.text:
                     add(child.text)
-                walk(child)
+                walk(child)  # noqa: F821 - bound while it runs; `del walk` below only unbinds it afterwards
             if child.tail:
                 add(child.tail)
 
@@ -413,8 +419,12 @@ def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
         caption = _caption(el)
         if caption is not None and _text(caption) != excerpt_caption(ref):
             report.problems.append(
-                doc.problem(caption, doc.describe(caption, f"figcaption of [data-source={ref}]"),
-                            quote(excerpt_caption(ref)), quote(_text(caption)))
+                doc.problem(
+                    caption,
+                    doc.describe(caption, f"figcaption of [data-source={ref}]"),
+                    quote(excerpt_caption(ref)),
+                    quote(_text(caption)),
+                )
             )
         try:
             region = sources.region(ref)
@@ -432,9 +442,20 @@ def check_excerpts(doc: _Doc, sources: Sources, report: PageReport) -> None:
 # Attributes a reader sees or hears on any element: a tooltip, a text alternative, an accessible name or value.
 SHOWN_ATTRIBUTES = frozenset(
     {
-        "alt", "title", "label", "placeholder", "aria-label", "aria-description", "aria-roledescription",
-        "aria-placeholder", "aria-valuetext", "aria-valuenow", "aria-valuemin", "aria-valuemax",
-        "aria-braillelabel", "aria-brailleroledescription",
+        "alt",
+        "title",
+        "label",
+        "placeholder",
+        "aria-label",
+        "aria-description",
+        "aria-roledescription",
+        "aria-placeholder",
+        "aria-valuetext",
+        "aria-valuenow",
+        "aria-valuemin",
+        "aria-valuemax",
+        "aria-braillelabel",
+        "aria-brailleroledescription",
     }
 )
 # Attributes a reader sees on particular elements: a list's first number, a gauge's value, a button's text.
@@ -584,7 +605,7 @@ def _flatten(scope: etree._Element, flat: _Flat, html: bool) -> None:
             tag = child.tag
             if isinstance(tag, str) and not (indexed and _is_index(child, name, position)):
                 child_name = names(tag)
-                walk(child, local(tag) if child_name is None else child_name, inner_html, inner_sourced)
+                walk(child, local(tag) if child_name is None else child_name, inner_html, inner_sourced)  # noqa: F821 - bound while it runs; `del walk` below only unbinds it afterwards
             tail = child.tail
             if tail:
                 chunk(tail)
@@ -744,7 +765,7 @@ def visible_text(root: etree._Element) -> str:
             elif html and child not in holding:
                 add(etree.tostring(child, method="text", encoding="unicode", with_tail=False))
             else:
-                walk(child)
+                walk(child)  # noqa: F821 - bound while it runs; `del walk` below only unbinds it afterwards
             if child.tail:
                 add(child.tail)
 
@@ -819,7 +840,9 @@ def check_heading(root: etree._Element, page: str, heading: str) -> list[Problem
     if len(h1s) != 1:
         problems.append(Problem(page, 0, "h1", "one <h1> with the page's title", f"{len(h1s)} <h1> elements"))
     elif _text(h1s[0]) != _WS.sub(" ", heading).strip():
-        problems.append(Problem(page, 0, "h1", f"the title declared in page.toml, {quote(heading)}", quote(_text(h1s[0]))))
+        problems.append(
+            Problem(page, 0, "h1", f"the title declared in page.toml, {quote(heading)}", quote(_text(h1s[0])))
+        )
     if front is not None:
         problems.append(
             Problem(page, 0, front[0], "front matter read by the site, never shown", quote(_text(front[1]), 80))

@@ -76,7 +76,5 @@ def compare(expected: str, found: str, ref: str) -> tuple[str, str, tuple[str, .
         where = i + 1
         exp = want[i].strip() if i < len(want) else "(end of region)"
         fnd = got[i].strip() if i < len(got) else "(end of excerpt)"
-    diff = tuple(
-        difflib.unified_diff(want, got, f"{ref} (source)", f"{ref} (page)", n=1, lineterm="")
-    )
+    diff = tuple(difflib.unified_diff(want, got, f"{ref} (source)", f"{ref} (page)", n=1, lineterm=""))
     return f'line {where} of {ref} to read "{exp}"', f'"{fnd}"', diff

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..pipeline import PageRun, Pipeline, version_of
 from ..pipeline.golden import compare

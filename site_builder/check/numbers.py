@@ -28,13 +28,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 # ASCII numbers; numbers written with any other numeric character are found by _unicode_runs.
-NUMBER_RE = re.compile(
-    r"(?<![A-Za-z0-9_])[-+\u2212]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+\u2212]?[0-9]+)?(?:x[0-9]+)*"
-)
+NUMBER_RE = re.compile(r"(?<![A-Za-z0-9_])[-+\u2212]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+\u2212]?[0-9]+)?(?:x[0-9]+)*")
 NAME_RE = re.compile(r"(?<![A-Za-z0-9_.])[A-Za-z_][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)+")
 _NUMERIC_SEGMENT_RE = re.compile(r"(?:^|[.\-])[0-9]+(?=$|[.\-])")
 _ASCII_DIGIT_RE = re.compile(r"[0-9]")  # an ASCII text without one has nothing to scan
@@ -113,14 +111,12 @@ def _unicode_runs(text: str) -> list[tuple[int, int]]:
             continue
         start = i
         while start > 0 and (
-            is_numeric(text[start - 1])
-            or (text[start - 1] in _JOINERS and start > 1 and is_numeric(text[start - 2]))
+            is_numeric(text[start - 1]) or (text[start - 1] in _JOINERS and start > 1 and is_numeric(text[start - 2]))
         ):
             start -= 1
         end = i + 1
         while end < len(text) and (
-            is_numeric(text[end])
-            or (text[end] in _JOINERS and end + 1 < len(text) and is_numeric(text[end + 1]))
+            is_numeric(text[end]) or (text[end] in _JOINERS and end + 1 < len(text) and is_numeric(text[end + 1]))
         ):
             end += 1
         body = text[start:end]

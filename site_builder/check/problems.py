@@ -61,8 +61,12 @@ class Result:
             problems = list(problems)
             lines += [p.text() for p in problems[:PER_FILE]]
             if len(problems) > PER_FILE:
-                lines.append(shown(f"{page[1]}: … {len(problems) - PER_FILE} more problems in this file "
-                                   f"({len(problems)} in all)", LINE_CHARS))
+                lines.append(
+                    shown(
+                        f"{page[1]}: … {len(problems) - PER_FILE} more problems in this file ({len(problems)} in all)",
+                        LINE_CHARS,
+                    )
+                )
         return "\n".join([*lines, self.summary()]) + "\n"
 
 

@@ -9,25 +9,31 @@ import os
 import posixpath
 import re
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from lxml import etree
 
 from ..errors import UsageError, os_error
 from ..project import Project
-from .coverage import EntryError, Shown, index, is_shown, parse_entry
 from .charts import check_charts
+from .coverage import EntryError, Shown, index, is_shown, parse_entry
 from .document import (
-    Facts, PageReport, check_document, check_heading, css_content, parse_html, parse_svg, visible_text,
+    Facts,
+    PageReport,
+    check_document,
+    check_heading,
+    css_content,
+    parse_html,
+    parse_svg,
+    visible_text,
 )
 from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
 from .numbers import scan
 from .problems import DETAIL_LINES, Problem, Result, quote
 from .verdicts import Reads, Verdicts
-
 
 _WS = re.compile(r"\s+")
 
@@ -120,8 +126,15 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         shown_attributes |= attributes
         for i, string in enumerate(strings):
             for found in scan(string, (), page):
-                result.problems.append(Problem(page, i, "content", "a number with provenance (data-trace) or an "
-                                               "allowed one", f"{found.text!r} in {quote(string, 80)}"))
+                result.problems.append(
+                    Problem(
+                        page,
+                        i,
+                        "content",
+                        "a number with provenance (data-trace) or an allowed one",
+                        f"{found.text!r} in {quote(string, 80)}",
+                    )
+                )
 
     shown: dict[str, list[Shown]] = {}
     links: dict[str, set[str]] = {}
@@ -177,8 +190,13 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     return result
 
 
-_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"))
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
 CHECKED = (".html", ".svg", ".css")  # the files of a site a reader reads: pages, drawings, style sheets
 
 
@@ -194,7 +212,9 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     for folder, dirs, names in os.walk(site_dir):
         dirs.sort()
         for name in [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
-            special.append(((Path(folder) / name).relative_to(site_dir).as_posix(), "a link to a folder (not followed)"))
+            special.append(
+                ((Path(folder) / name).relative_to(site_dir).as_posix(), "a link to a folder (not followed)")
+            )
         for name in sorted(names):
             path = Path(folder) / name
             if path.suffix not in CHECKED:
@@ -219,7 +239,9 @@ def _decoded(raw: bytes, page: str, kind: str) -> tuple[str | None, Problem | No
     try:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return None, Problem(page, 0, "file", f"a UTF-8 {kind}", f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})")
+        return None, Problem(
+            page, 0, "file", f"a UTF-8 {kind}", f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})"
+        )
 
 
 def _add(result: Result, report: PageReport) -> None:
@@ -297,7 +319,9 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
         file = download_file(site_dir, p, name)
         where = file.relative_to(site_dir).as_posix()
         if links is not None and where not in resolve_links(p.html_path, links):
-            problems.append(Problem(p.html_path, 10**9 - 1, f"a[href={name}]", f"a link to the {kind} download", "none"))
+            problems.append(
+                Problem(p.html_path, 10**9 - 1, f"a[href={name}]", f"a link to the {kind} download", "none")
+            )
         golden = (prepared.goldens or {}).get((p.source.slug, kind)) or p.source.golden(kind)
         if not file.is_file():
             problems.append(Problem(where, 0, "download", f"the published {kind} (the golden file's bytes)", "no file"))

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import os_error
 from ..files import DamagedEntry, key_problem, load_sealed, store_sealed
@@ -106,14 +107,19 @@ class Verdicts:
         self._facts: dict[int, tuple[Facts, str | None]] = {}
 
     @classmethod
-    def of(cls, cache_dir: Path, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> "Verdicts":
+    def of(cls, cache_dir: Path, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> Verdicts:
         return cls(Path(cache_dir) / FILE_NAME, warn, display)
 
     # -- keys ------------------------------------------------------------------------------
 
     def key(
-        self, page: str, data: bytes, facts: Facts, shown_attributes: frozenset[str],
-        heading: str | None = None, charts: Mapping[str, str] | None = None,
+        self,
+        page: str,
+        data: bytes,
+        facts: Facts,
+        shown_attributes: frozenset[str],
+        heading: str | None = None,
+        charts: Mapping[str, str] | None = None,
     ) -> str | None:
         """The key of one document's check; None when it cannot be told exactly (its facts are not plain values)."""
         facts_digest = self._facts_digest(facts)
@@ -124,8 +130,16 @@ class Verdicts:
 
             self._code = package_digest().hex()
         drawn = None if charts is None else _sha(json.dumps(sorted(charts.items())))
-        parts = [VERDICT_FORMAT, self._code, page, hashlib.sha256(data).hexdigest(), facts_digest,
-                 sorted(shown_attributes), heading, drawn]
+        parts = [
+            VERDICT_FORMAT,
+            self._code,
+            page,
+            hashlib.sha256(data).hexdigest(),
+            facts_digest,
+            sorted(shown_attributes),
+            heading,
+            drawn,
+        ]
         return _sha(json.dumps(parts))
 
     def _facts_digest(self, facts: Facts) -> str | None:
@@ -196,8 +210,10 @@ class Verdicts:
     def _foreign(self) -> None:
         self._rewrite = True
         if key_problem() is None:  # otherwise every entry is foreign, and the key's problem is said instead
-            self.warn(f"{self.display(self.path)}: not sealed with this user's key (another user's, or forged); "
-                      "checking every document again")
+            self.warn(
+                f"{self.display(self.path)}: not sealed with this user's key (another user's, or forged); "
+                "checking every document again"
+            )
 
     def save(self) -> None:
         """Write the verdicts of this check's documents (only those), when they changed; a failure is one line."""
@@ -207,8 +223,10 @@ class Verdicts:
         try:
             store_sealed(self.path, body)
         except OSError as exc:
-            self.warn(f"{os_error(exc, self.display(self.path), 'cannot write the check cache')} "
-                      "(the site is checked without it)")
+            self.warn(
+                f"{os_error(exc, self.display(self.path), 'cannot write the check cache')} "
+                "(the site is checked without it)"
+            )
             return
         self._known, self._used, self._rewrite = None, {}, False  # a later check reads what was written
 

@@ -43,7 +43,6 @@ FIXTURE_ENVIRONMENT = {
 }
 
 
-
 def pin_numeric_environment() -> bool:
     """Have this process compute as the fixture interpreters do (the page code it runs itself: traces read back,
     chart facts, charts), by setting :data:`FIXTURE_ENVIRONMENT` before NumPy is first imported; it also spares
@@ -58,14 +57,34 @@ def pin_numeric_environment() -> bool:
 
 
 _CORE = {
-    "FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "golden_issues", "refresh_command",
-    "page_code", "page_facts", "site_facts", "version_of", "write_golden",
+    "FixtureRunError",
+    "GoldenError",
+    "GoldenIssue",
+    "PageRun",
+    "Pipeline",
+    "golden_issues",
+    "refresh_command",
+    "page_code",
+    "page_facts",
+    "site_facts",
+    "version_of",
+    "write_golden",
 }
 
 if TYPE_CHECKING:
     from .core import (  # noqa: F401
-        FixtureRunError, GoldenError, GoldenIssue, PageRun, Pipeline, golden_issues, page_code, page_facts,
-        refresh_command, site_facts, version_of, write_golden,
+        FixtureRunError,
+        GoldenError,
+        GoldenIssue,
+        PageRun,
+        Pipeline,
+        golden_issues,
+        page_code,
+        page_facts,
+        refresh_command,
+        site_facts,
+        version_of,
+        write_golden,
     )
 
 

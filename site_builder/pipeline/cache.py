@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import os_error
 from ..files import DamagedEntry, load_sealed, store_sealed
@@ -55,14 +56,19 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
         try:
             name = file.relative_to(base).as_posix()
         except ValueError:
-            name = file.name if "site_builder" not in file.parts else "/".join(file.parts[file.parts.index("site_builder"):])
+            name = (
+                file.name
+                if "site_builder" not in file.parts
+                else "/".join(file.parts[file.parts.index("site_builder") :])
+            )
         digest.update(name.encode("utf-8") + b"\0")
         digest.update(roots.digest(file))  # the bytes, never a stamp: proven current
     return digest.hexdigest()
 
 
-def page_keys(project: Any, pages: Any, warn: Any, imports: dict[str, dict[str, list[str]]] | None = None
-              ) -> dict[str, str]:
+def page_keys(
+    project: Any, pages: Any, warn: Any, imports: dict[str, dict[str, list[str]]] | None = None
+) -> dict[str, str]:
     """Every page's key, the sources shared between pages read and hashed once.
 
     A source's import list comes from the memo (``.cache/imports.json``) or from the page's own fixture entry
@@ -83,7 +89,9 @@ def page_keys(project: Any, pages: Any, warn: Any, imports: dict[str, dict[str, 
             roots.memo.used = set()
             keys[page.slug] = cache_key(page.folder, project.pages_dir, roots)
             if imports is not None:
-                imports[page.slug] = {k: roots.memo.entries[k] for k in sorted(roots.memo.used) if k in roots.memo.entries}
+                imports[page.slug] = {
+                    k: roots.memo.entries[k] for k in sorted(roots.memo.used) if k in roots.memo.entries
+                }
     except OSError as exc:
         raise os_error(exc, None, "cannot read a source of the fixtures") from None
     roots.memo.save(warn, project.display)

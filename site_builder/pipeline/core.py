@@ -9,10 +9,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ..errors import FileAccessError, SiteBuilderError, os_error, shown
 from ..project import Page, Project, refresh_pages
@@ -23,7 +24,6 @@ from .golden import GoldenError, GoldenIssue, compare, refresh_command
 __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command"]
 
 Progress = Callable[[str], None]
-
 
 
 class FixtureRunError(SiteBuilderError):
@@ -132,8 +132,14 @@ class _Answer:
 class Pipeline:
     """Runs a project's pages; ``progress`` hears one line per page whose fixtures ran, as each finishes."""
 
-    def __init__(self, project: Project, *, progress: Progress | None = None, warn: Progress | None = None,
-                 jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        project: Project,
+        *,
+        progress: Progress | None = None,
+        warn: Progress | None = None,
+        jobs: int | None = None,
+    ) -> None:
         self.project = project
         self.progress = progress or (lambda line: None)
         self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr))
@@ -154,9 +160,15 @@ class Pipeline:
         """Each page's fixture-cache key (the hash of every source its fixtures import, read and hashed now)."""
         return cache.page_keys(self.project, pages, self.warn, imports)
 
-    def run(self, pages: Sequence[Page] | None = None, *, use_cache: bool = True,
-            keys: Mapping[str, str] | None = None, failed: dict[str, str] | None = None,
-            imports: Mapping[str, Mapping[str, Any]] | None = None) -> list[PageRun]:
+    def run(
+        self,
+        pages: Sequence[Page] | None = None,
+        *,
+        use_cache: bool = True,
+        keys: Mapping[str, str] | None = None,
+        failed: dict[str, str] | None = None,
+        imports: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> list[PageRun]:
         """Every page's run, in navigation order: from the cache where it is current, the rest run fresh.
 
         ``keys`` are the pages' cache keys when the caller computed them already. With ``failed``, a page whose
@@ -181,15 +193,20 @@ class Pipeline:
             entry = self._cached(p, keys[p.slug], stale) if use_cache else None
             if entry is not None:
                 try:
-                    runs[p.slug] = self._page_run(p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds)
+                    runs[p.slug] = self._page_run(
+                        p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds
+                    )
                     wanted = (imports or {}).get(p.slug)
                     if wanted and dict(entry.imports) != dict(wanted):  # keep the import lists with the entry
-                        self._store(p, cache.Entry(entry.key, entry.trace, entry.report, entry.derived, entry.seconds,
-                                                   wanted))
+                        self._store(
+                            p, cache.Entry(entry.key, entry.trace, entry.report, entry.derived, entry.seconds, wanted)
+                        )
                     continue
                 except (TraceParseError, FixtureRunError) as exc:
-                    self.warn(f"{project.display(cache.entry_path(project.cache_dir, p.slug))}: damaged cache entry "
-                              f"({shown(str(exc), 160)}); running the fixtures again")
+                    self.warn(
+                        f"{project.display(cache.entry_path(project.cache_dir, p.slug))}: damaged cache entry "
+                        f"({shown(str(exc), 160)}); running the fixtures again"
+                    )
             missing.append(p)
         if missing:
             started = time.perf_counter()
@@ -200,8 +217,9 @@ class Pipeline:
             for p, answer in self._fresh_answers(missing, failed, expected):
                 data = answer.data
                 try:
-                    run = self._page_run(p, data["trace"], data["report"], data["derived"], shared, False,
-                                         data["seconds"])
+                    run = self._page_run(
+                        p, data["trace"], data["report"], data["derived"], shared, False, data["seconds"]
+                    )
                 except SiteBuilderError as exc:
                     if failed is None:
                         raise
@@ -209,17 +227,29 @@ class Pipeline:
                     continue
                 runs[p.slug] = run
                 if use_cache:
-                    self._store(p, cache.Entry(keys[p.slug], run.trace_text, run.report_text, data["derived"],
-                                               data["seconds"], (imports or {}).get(p.slug, {})))
+                    self._store(
+                        p,
+                        cache.Entry(
+                            keys[p.slug],
+                            run.trace_text,
+                            run.report_text,
+                            data["derived"],
+                            data["seconds"],
+                            (imports or {}).get(p.slug, {}),
+                        ),
+                    )
             ran = sum(1 for p in missing if p.slug in runs)
-            self.progress(f"fixtures: {ran} of {len(pages)} pages ran, {len(pages) - len(missing)} cached"
-                          + (f", {len(missing) - ran} failed" if len(missing) != ran else "")
-                          + f", {time.perf_counter() - started:.2f} s on {min(self.jobs, len(missing))} "
-                          f"process{'' if min(self.jobs, len(missing)) == 1 else 'es'}")
+            self.progress(
+                f"fixtures: {ran} of {len(pages)} pages ran, {len(pages) - len(missing)} cached"
+                + (f", {len(missing) - ran} failed" if len(missing) != ran else "")
+                + f", {time.perf_counter() - started:.2f} s on {min(self.jobs, len(missing))} "
+                f"process{'' if min(self.jobs, len(missing)) == 1 else 'es'}"
+            )
         return [runs[p.slug] for p in pages if p.slug in runs]
 
-    def _fresh_answers(self, pages: list[Page], failed: dict[str, str] | None,
-                       expected: Mapping[str, float] | None = None) -> list[tuple[Page, _Answer]]:
+    def _fresh_answers(
+        self, pages: list[Page], failed: dict[str, str] | None, expected: Mapping[str, float] | None = None
+    ) -> list[tuple[Page, _Answer]]:
         """Fresh answers of ``pages``; with ``failed``, a failing page is recorded there and the others still run."""
         if failed is None:
             return self._run_fresh(pages, expected)
@@ -268,8 +298,16 @@ class Pipeline:
         except FileAccessError as exc:
             self.warn(f"{self.project.display(Path(exc.path))}: {exc.cause} (the site is built without it)")
 
-    def _page_run(self, page: Page, trace_text: str, report: str | None, derived: Mapping[str, Any],
-                  shared: Mapping[str, Any], cached: bool, seconds: float) -> PageRun:
+    def _page_run(
+        self,
+        page: Page,
+        trace_text: str,
+        report: str | None,
+        derived: Mapping[str, Any],
+        shared: Mapping[str, Any],
+        cached: bool,
+        seconds: float,
+    ) -> PageRun:
         """The typed trace read back from its text, the report checked against its declared keys."""
         project = self.project
         trace_module = page_code(page, "importing trace.py", lambda: project.module(page, "trace"))
@@ -283,8 +321,7 @@ class Pipeline:
             figures = page_code(page, "importing figures.py", lambda: project.module(page, "figures"))
         return PageRun(page, trace_text, report, trace, dict(derived), figures, shared, cached, seconds)
 
-    def _run_fresh(self, pages: list[Page], expected: Mapping[str, float] | None = None
-                   ) -> list[tuple[Page, _Answer]]:
+    def _run_fresh(self, pages: list[Page], expected: Mapping[str, float] | None = None) -> list[tuple[Page, _Answer]]:
         """Run ``pages`` in up to ``jobs`` fresh interpreters; the answers in the order of ``pages``.
 
         The interpreters take the pages one at a time from one queue, the longest first by ``expected`` (the
@@ -354,10 +391,21 @@ class Pipeline:
         command = [sys.executable, "-m", "site_builder.pipeline.runner", str(self.project.pages_dir), "-"]
         env = {**os.environ, **FIXTURE_ENVIRONMENT}
         try:
-            process = subprocess.Popen(command, cwd=self.project.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, text=True, encoding="utf-8", errors="replace")
+            process = subprocess.Popen(
+                command,
+                cwd=self.project.root,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+            )
         except OSError as exc:
-            raise FixtureRunError(f"cannot start the fixture interpreter {sys.executable}: {exc.strerror or exc}") from None
+            raise FixtureRunError(
+                f"cannot start the fixture interpreter {sys.executable}: {exc.strerror or exc}"
+            ) from None
         with self._lock:
             self._processes.append(process)
         errors: list[str] = []
@@ -416,7 +464,9 @@ class Pipeline:
     # ------------------------------------------------------------------ goldens
     def goldens(self, runs: Sequence[PageRun]) -> list[GoldenIssue]:
         """Every golden file that does not hold exactly what its page's fixtures print now."""
-        return [issue for run in runs for issue in golden_issues(self.project, run.page, run.trace_text, run.report_text)]
+        return [
+            issue for run in runs for issue in golden_issues(self.project, run.page, run.trace_text, run.report_text)
+        ]
 
 
 def golden_issues(project: Project, page: Page, trace_text: str, report_text: str | None) -> list[GoldenIssue]:

@@ -10,9 +10,10 @@ only warns under ``mkdocs serve``); the checker lists them all.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import SiteBuilderError, os_error, shown
 from ..project import Page, Project
@@ -68,8 +69,14 @@ def compare(
     path = Path(path) if path is not None else page.golden(kind)
     name = project.display(path)
 
-    def issue(problem: str, expected: str, found: str, line: int | None = None, column: int | None = None,
-              diff: tuple[str, ...] = ()) -> GoldenIssue:
+    def issue(
+        problem: str,
+        expected: str,
+        found: str,
+        line: int | None = None,
+        column: int | None = None,
+        diff: tuple[str, ...] = (),
+    ) -> GoldenIssue:
         return GoldenIssue(page, kind, name, line, column, problem, expected, found, diff)
 
     try:
@@ -91,20 +98,30 @@ def compare(
     try:
         parse(text, name)
     except TraceParseError as exc:
-        return issue(f"{exc.reason} (malformed golden {kind})", f"a well-formed {kind}", "a malformed file",
-                     exc.line, exc.column)
+        return issue(
+            f"{exc.reason} (malformed golden {kind})", f"a well-formed {kind}", "a malformed file", exc.line, exc.column
+        )
     old, new = text.split("\n"), fresh.split("\n")
-    for number, (a, b) in enumerate(zip(old, new), start=1):
+    for number, (a, b) in enumerate(zip(old, new), start=1):  # noqa: B007 - the first differing line is read after the loop
         if a != b:
             break
     else:
         number = min(len(old), len(new)) + 1
         a = old[number - 1] if number <= len(old) else "(end of file)"
         b = new[number - 1] if number <= len(new) else "(end of file)"
-    diff = list(difflib.unified_diff(text.splitlines(), fresh.splitlines(), f"{name} (golden)", f"{kind} (fresh run)",
-                                     lineterm=""))
+    diff = list(
+        difflib.unified_diff(
+            text.splitlines(), fresh.splitlines(), f"{name} (golden)", f"{kind} (fresh run)", lineterm=""
+        )
+    )
     problem = (
         f"golden {kind} is stale: the file has {shown(repr(a), 120)} where the fixtures now print {shown(repr(b), 120)}"
     )
-    return issue(problem, f"the fresh run's {kind} (first difference on line {number})", "a stale golden file",
-                 number, None, _bounded(diff) or ("(the texts differ only in line endings or the final newline)",))
+    return issue(
+        problem,
+        f"the fresh run's {kind} (first difference on line {number})",
+        "a stale golden file",
+        number,
+        None,
+        _bounded(diff) or ("(the texts differ only in line endings or the final newline)",),
+    )

@@ -116,7 +116,9 @@ def main(argv: list[str]) -> int:
     out: TextIO = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
     sys.stdout = sys.stderr  # fixtures that print must not corrupt the answers
     folder = Path(pages_dir).resolve()
-    project = Project(folder.parent, folder, folder.parent / "templates", folder.parent / "docs", folder.parent / ".cache")
+    project = Project(
+        folder.parent, folder, folder.parent / "templates", folder.parent / "docs", folder.parent / ".cache"
+    )
     if slugs == ["-"]:  # the slugs come one line at a time on standard input, each after the last answer
         slugs = iter(lambda: sys.stdin.readline().strip(), "")  # type: ignore[assignment]
     for slug in slugs:

@@ -20,9 +20,9 @@ import ast
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Callable
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 RENDER_SIDE = {"*.j2", "page.toml", "figures.py"}  # read by the build after the fixtures ran
@@ -281,12 +281,14 @@ class ImportMemo:
         except OSError as exc:
             from ..errors import os_error
 
-            warn(f"{os_error(exc, display(self.path), 'cannot write the import-list cache')} "
-                 "(the site is built without it)")
+            warn(
+                f"{os_error(exc, display(self.path), 'cannot write the import-list cache')} "
+                "(the site is built without it)"
+            )
         self.changed = False
 
 
-def fixture_sources(page_folder: Path, pages_dir: Path, roots: "Roots | None" = None) -> list[Path]:
+def fixture_sources(page_folder: Path, pages_dir: Path, roots: Roots | None = None) -> list[Path]:
     """Every file whose bytes decide what the page's fixtures produce, sorted.
 
     Pass one ``roots`` (``Roots(pages_dir)``) to share module lookups across the pages of one build.

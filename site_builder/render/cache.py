@@ -32,12 +32,14 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from ..errors import os_error
-from ..files import DamagedEntry, load_sealed, remove_entry, store_sealed
+from ..files import DamagedEntry as DamagedEntry  # noqa: F401 - re-exported: callers catch it from this module
+from ..files import load_sealed, remove_entry, store_sealed
 
 CACHE_FORMAT = "site-builder rendered pages 1"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
@@ -55,7 +57,7 @@ class Entry:
     diagrams: tuple[str, ...] = field(default=())
 
 
-def _files_digest(digest: "hashlib._Hash", folder: Path, skip: Callable[[Path], bool] = lambda p: False) -> None:
+def _files_digest(digest: hashlib._Hash, folder: Path, skip: Callable[[Path], bool] = lambda p: False) -> None:
     """Every regular file under ``folder`` (relative path and bytes), in a fixed order."""
     if not folder.is_dir():
         digest.update(b"(no folder)\0")

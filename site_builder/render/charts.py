@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Mapping, Sequence, Union
+from typing import Any
 
 from ..errors import SiteBuilderError
 from ..facts import FactBook
@@ -93,7 +94,7 @@ class Value:
 
 
 # Words a reader sees: plain text, or text with facts in it ("residual, ", Value(KEY, "six"), " at depth ", …).
-Words = Union[str, tuple[Union[str, Value], ...]]
+Words = str | tuple[str | Value, ...]
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,9 @@ class _Book:
         for part in parts:
             if isinstance(part, Value):
                 shown = self.text(part.key, part.fmt)
-                body.append(f'<tspan data-trace="{escape(part.key)}" data-format="{escape(part.fmt)}">{escape(shown)}</tspan>')
+                body.append(
+                    f'<tspan data-trace="{escape(part.key)}" data-format="{escape(part.fmt)}">{escape(shown)}</tspan>'
+                )
             else:
                 shown = _words_only(part, what)
                 body.append(escape(shown))
@@ -360,7 +363,9 @@ def _legend(book: _Book, entries: Sequence[_Entry], top: float, width: float) ->
     return out, top + ROW * (len(entries) - 1) + ROW / 2
 
 
-def _clip_guide(slope: float, tx: float, ty: float, sx: _Scale, sy: _Scale) -> tuple[tuple[float, float], tuple[float, float]] | None:
+def _clip_guide(
+    slope: float, tx: float, ty: float, sx: _Scale, sy: _Scale
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """The part of the line ``t_y = ty + slope * (t_x - tx)`` inside the plot, in axis units; None when outside."""
     lo, hi = sx.lo, sx.hi
     if slope:
@@ -424,7 +429,9 @@ def line_chart(
     for ref in references:
         py = sy.data(book.number(ref.key))
         body.append(_line("ev-guide", x0, py, x1, py, "stroke:var(--md-default-fg-color--light);stroke-dasharray:1 4"))
-        entries.append(_Entry((_words_only(ref.label, "a reference's label") + ", ", Value(ref.key, ref.fmt)), STYLES["guide"]))
+        entries.append(
+            _Entry((_words_only(ref.label, "a reference's label") + ", ", Value(ref.key, ref.fmt)), STYLES["guide"])
+        )
     for g in guides:
         if x.kind != "log" or y.kind not in ("log", "exponent"):
             raise ChartError(f"guide {g.label!r}: a straight line of a given slope needs logarithmic axes")
@@ -552,8 +559,11 @@ def log_ticks(values: Sequence[float], most: int = 7) -> tuple[float, ...]:
         raise ChartError("no positive value to place on a logarithmic axis")
     lo, hi = min(positive), max(positive)
     for mantissas in ((1, 2, 5), (1,)):
-        ladder = [float(f"{m}e{e}") for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
-                  for m in mantissas]
+        ladder = [
+            float(f"{m}e{e}")
+            for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+            for m in mantissas
+        ]
         first = max(t for t in ladder if t <= lo)
         last = min(t for t in ladder if t >= hi)
         ticks = tuple(t for t in ladder if first <= t <= last)

@@ -20,10 +20,11 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import graphviz
 import jinja2
@@ -72,8 +73,9 @@ def _finalize(value: Any) -> str:
     return value if isinstance(value, DotText) else dot_escape("" if value is None else str(value))
 
 
-def dot_environment(loader: jinja2.BaseLoader, compiled_dir: Path | None = None,
-                    warn: Callable[[str], None] | None = None) -> jinja2.Environment:
+def dot_environment(
+    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, warn: Callable[[str], None] | None = None
+) -> jinja2.Environment:
     """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
     return strict_environment(loader, compiled_dir, warn, autoescape=False, finalize=_finalize)
 
@@ -98,7 +100,9 @@ class _Values:
         text = self.book.text(key, fmt)
         previous = self.table.setdefault((node, text), (key, fmt))
         if previous != (key, fmt):
-            raise DiagramError(f"node {node!r} shows {text!r} for both {previous[0]} and {key}; give them separate nodes")
+            raise DiagramError(
+                f"node {node!r} shows {text!r} for both {previous[0]} and {key}; give them separate nodes"
+            )
         return text
 
     def __call__(self, node: str, key: str, fmt: str) -> DotText:
@@ -202,8 +206,9 @@ class DiagramRenderer:
     one ``warn`` naming it, never used. :meth:`prune` removes the entries the last build did not use.
     """
 
-    def __init__(self, cache_dir: Path, warn: Callable[[str], None] | None = None,
-                 display: Callable[[Path], str] = str) -> None:
+    def __init__(
+        self, cache_dir: Path, warn: Callable[[str], None] | None = None, display: Callable[[Path], str] = str
+    ) -> None:
         self.cache_dir = Path(cache_dir)
         self.warn = warn if warn is not None else (lambda line: None)
         self.display = display
@@ -264,8 +269,9 @@ class DiagramRenderer:
             detail = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
             raise DiagramError(f"dot rejected the diagram: {shown(detail.strip(), 300)}") from None
         except UnicodeDecodeError as exc:
-            raise DiagramError(f"`dot` gave output that is not UTF-8 ({exc.reason} at byte {exc.start}); "
-                               "nothing was cached") from None
+            raise DiagramError(
+                f"`dot` gave output that is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was cached"
+            ) from None
         except OSError as exc:
             raise DiagramError(f"`dot` could not run: {os_error(exc).cause}") from None
 
@@ -300,7 +306,9 @@ class DiagramRenderer:
         try:
             store_sealed(path, svg.encode("utf-8"))
         except OSError as exc:
-            self.warn(f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)")
+            self.warn(
+                f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)"
+            )
 
     def prune(self) -> None:
         """Remove the cache entries no diagram of this build used (a diagram edited away leaves nothing behind)."""
@@ -422,12 +430,11 @@ def legend_swatch(role: str, node_roles: Mapping[str, str], edge_roles: Mapping[
     """A tiny inline SVG sample of a role for a legend: a double border for a node drawn with two, else its line style."""
     node, edge = node_roles.get(role, ""), edge_roles.get(role, "")
     if not node and not edge:
-        raise DiagramError(f"no role {role!r} to draw in a legend; known: {', '.join(sorted({*node_roles, *edge_roles}))}")
-    if re.search(r'peripheries="?2', node) and not edge:
-        shape = (
-            '<circle class="dg-shape" cx="14" cy="12" r="9"/>'
-            '<circle class="dg-shape" cx="14" cy="12" r="6"/>'
+        raise DiagramError(
+            f"no role {role!r} to draw in a legend; known: {', '.join(sorted({*node_roles, *edge_roles}))}"
         )
+    if re.search(r'peripheries="?2', node) and not edge:
+        shape = '<circle class="dg-shape" cx="14" cy="12" r="9"/><circle class="dg-shape" cx="14" cy="12" r="6"/>'
     else:
         dash = ' stroke-dasharray="5,3"' if "dashed" in (edge or node) else ""
         dash = ' stroke-dasharray="1,3"' if "dotted" in (edge or node) else dash

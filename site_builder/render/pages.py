@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
@@ -105,7 +106,9 @@ class PageRenderer:
     def __init__(self, project: Project, pages: list[Page], warn: Callable[[str], None] | None = None) -> None:
         self.project = project
         self.pages = {p.slug: p for p in pages}
-        self.warn = warn if warn is not None else (lambda line: None)  # hears about cache entries found damaged or not written
+        self.warn = (
+            warn if warn is not None else (lambda line: None)
+        )  # hears about cache entries found damaged or not written
         self.compiled = project.cache_dir / "templates"
         self.diagrams = DiagramRenderer(project.cache_dir / "diagrams", self.warn, project.display)
 

@@ -58,8 +58,9 @@ class Stash:
             seen[i] += 1
             return self.elements[i]
 
-        restored = re.sub(rf'<(svg|math|figure|table|details) data-stash="{self.marker}-(\d+)"></\1>', put_back,
-                          converted)
+        restored = re.sub(
+            rf'<(svg|math|figure|table|details) data-stash="{self.marker}-(\d+)"></\1>', put_back, converted
+        )
         return restored if all(n == 1 for n in seen) else None
 
     def anchors(self) -> set[str]:

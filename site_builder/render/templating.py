@@ -7,9 +7,10 @@ import io
 import marshal
 import os
 import pickle
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import jinja2
 import jinja2.bccache
@@ -115,7 +116,7 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
         if not body.startswith(magic):
             self._damaged(path, "not code compiled by this Jinja and Python")
             return
-        stream = io.BytesIO(body[len(magic):])
+        stream = io.BytesIO(body[len(magic) :])
         try:
             checksum = pickle.load(stream)
             if checksum != bucket.checksum:
@@ -132,8 +133,9 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
         try:
             store_sealed(path, bucket.bytecode_to_string())
         except OSError as exc:
-            self.warn(f"{os_error(exc, path, 'cannot write the compiled-template cache')} "
-                      "(the site is built without it)")
+            self.warn(
+                f"{os_error(exc, path, 'cannot write the compiled-template cache')} (the site is built without it)"
+            )
 
     def _damaged(self, path: str, why: str) -> None:
         self.warn(f"{path}: damaged cache entry ({why}); compiling the template again")
@@ -172,7 +174,9 @@ def theme_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinj
     return _compiled_cache(env, Path(compiled_dir), warn)
 
 
-def page_environment(templates_dirs: Folders, compiled_dir: Path | None = None, warn: Warn | None = None) -> jinja2.Environment:
+def page_environment(
+    templates_dirs: Folders, compiled_dir: Path | None = None, warn: Warn | None = None
+) -> jinja2.Environment:
     """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
     loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
     return strict_environment(loader, compiled_dir, warn, autoescape=True)

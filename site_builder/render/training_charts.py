@@ -7,7 +7,8 @@ read from the CURVE records, over the step ticks and the decade ticks of every l
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
 
@@ -34,6 +35,10 @@ def loss_series(label: str, field: str, style: str, recorded: Sequence[int]) -> 
     )
 
 
-def loss_chart(facts: Mapping[str, Any], *, chart_id: str, title: str, description: str, series: Sequence[Series]) -> str:
+def loss_chart(
+    facts: Mapping[str, Any], *, chart_id: str, title: str, description: str, series: Sequence[Series]
+) -> str:
     """The training loss against the step, on a logarithmic scale, one series per stack."""
-    return line_chart(facts, chart_id=chart_id, title=title, description=description, x=STEP_AXIS, y=LOSS_AXIS, series=tuple(series))
+    return line_chart(
+        facts, chart_id=chart_id, title=title, description=description, x=STEP_AXIS, y=LOSS_AXIS, series=tuple(series)
+    )

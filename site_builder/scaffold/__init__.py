@@ -27,7 +27,9 @@ FILES = Path(__file__).resolve().parent / "files"
 SUBSTITUTED = ("page.toml", "trace.py")  # files with $title, $url, $order, $section and $version in them
 
 
-def new_page(project: Project, slug: str, title: str, *, section: str | None = None, order: float | None = None) -> Path:
+def new_page(
+    project: Project, slug: str, title: str, *, section: str | None = None, order: float | None = None
+) -> Path:
     """Write ``pages/SLUG/`` and its golden trace; the folder's path."""
     from ..pipeline import Pipeline, write_golden
 

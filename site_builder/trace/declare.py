@@ -38,10 +38,27 @@ from __future__ import annotations
 import dataclasses
 import sys
 import typing
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Callable, Iterable, Mapping, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from .format import BOOL, INT, NAME, NAMES, REAL, SCI, SHAPE, SHAPE_X, TEXT, VECTOR, Field, Kind, choice, decimals, literal
+from .format import (
+    BOOL,
+    INT,
+    NAME,
+    NAMES,
+    REAL,
+    SCI,
+    SHAPE,
+    SHAPE_X,
+    TEXT,
+    VECTOR,
+    Field,
+    Kind,
+    choice,
+    decimals,
+    literal,
+)
 from .layout import LaidOut, Record, TraceLayout
 
 Real = Annotated[float, REAL]
@@ -125,7 +142,8 @@ def record(kind: str, *, index: str | tuple[str, ...] = ()) -> Callable[[type[C]
         made = dataclass(frozen=True)(cls)
         hints = _hints(made)
         fields = tuple(
-            (f.name, _kind_of(hints[f.name], f"{kind}.{f.name} in {cls.__qualname__}")) for f in dataclasses.fields(made)
+            (f.name, _kind_of(hints[f.name], f"{kind}.{f.name} in {cls.__qualname__}"))
+            for f in dataclasses.fields(made)
         )
         made.__record__ = (kind, fields, (index,) if isinstance(index, str) else tuple(index))  # type: ignore[attr-defined]
         return made

@@ -9,8 +9,9 @@ writes it back. Nothing here knows a particular chapter.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import SiteBuilderError, shown
 from .numbers import (
@@ -286,12 +287,10 @@ def parse_record(
         try:
             values[expected.attribute] = expected.kind.read(value)
         except ValueSyntaxError as exc:
-            raise TraceParseError(
-                f"field {name!r}: {exc}", lineno, value_column + exc.offset, source
-            ) from None
+            raise TraceParseError(f"field {name!r}: {exc}", lineno, value_column + exc.offset, source) from None
         column += len(token) + 1
     if len(tokens) < len(fields):
-        missing = ", ".join(repr(f.name) for f in fields[len(tokens):])
+        missing = ", ".join(repr(f.name) for f in fields[len(tokens) :])
         raise TraceParseError(f"{kind} record is missing field(s) {missing}", lineno, len(line) + 1, source)
     return values
 
@@ -316,5 +315,7 @@ def split_lines(text: str, source: str = "trace") -> list[str]:
         if line != line.rstrip(" \t"):
             raise TraceParseError("trailing whitespace", number, len(line.rstrip(" \t")) + 1, source)
         if "\t" in line:
-            raise TraceParseError("tab character: fields are separated by one space", number, line.index("\t") + 1, source)
+            raise TraceParseError(
+                "tab character: fields are separated by one space", number, line.index("\t") + 1, source
+            )
     return lines

@@ -23,9 +23,10 @@ builds these objects from annotated dataclasses.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Generic, Iterable, Mapping, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .format import Field, Kind, TraceParseError, parse_record, render_record, split_lines
 from .numbers import NonFiniteValueError
@@ -155,10 +156,14 @@ class TraceLayout(Generic[T]):
         if attrs != expected:
             raise ValueError(f"{self.version}: records fill {attrs}, but {self.trace.__name__} has {expected}")
         if len(self.separator) != 1 or self.separator in "=\n":
-            raise ValueError(f"{self.version}: fields are separated by one character other than '=', not {self.separator!r}")
+            raise ValueError(
+                f"{self.version}: fields are separated by one character other than '=', not {self.separator!r}"
+            )
         if issubclass(self.trace, LaidOut):
             if "layout" in vars(self.trace):
-                raise ValueError(f"{self.version}: {self.trace.__name__} is laid out by {self.trace.layout.version} already")
+                raise ValueError(
+                    f"{self.version}: {self.trace.__name__} is laid out by {self.trace.layout.version} already"
+                )
             self.trace.layout = self
 
     @property
@@ -196,7 +201,9 @@ class TraceLayout(Generic[T]):
             if record.repeated:
                 value = tuple(value)
                 if len(value) != len(record.lines):
-                    raise ValueError(f"{self.version}: {len(value)} {record.kind} records, the layout has {len(record.lines)}")
+                    raise ValueError(
+                        f"{self.version}: {len(value)} {record.kind} records, the layout has {len(record.lines)}"
+                    )
                 values += value
             else:
                 values.append(value)
@@ -207,9 +214,7 @@ class TraceLayout(Generic[T]):
         found: dict[str, list[object]] = {r.attr: [] for r in self.records}
         for slot, value in self.parse_records(text, source):
             found[slot.record.attr].append(value)
-        return self.trace(
-            **{r.attr: tuple(found[r.attr]) if r.repeated else found[r.attr][0] for r in self.records}
-        )
+        return self.trace(**{r.attr: tuple(found[r.attr]) if r.repeated else found[r.attr][0] for r in self.records})
 
     def render(self, trace: T) -> str:
         """The trace's text. A value that is NaN or infinite raises :class:`NonFiniteValueError` naming its key."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import SiteBuilderError
 

@@ -24,4 +24,6 @@ def run() -> Run:
     # A value the page shows that is not a trace field, computed at full precision.
     derived = {"DERIVED.output-sum": float(y.data.sum())}
     return Run(trace, derived)
+
+
 # endregion: layer
