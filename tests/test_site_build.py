@@ -746,6 +746,8 @@ def test_regions_name_what_is_wrong(tmp_path):
         encoding="utf-8",
     )
     assert extract_region(tmp_path, "m.py", "good").text == "x = 1\n"
+    (tmp_path / "f.py").write_text("# region: fn\n\ndef f():\n    return 1\n\n\n# endregion: fn\n", encoding="utf-8")
+    assert extract_region(tmp_path, "f.py", "fn").text == "def f():\n    return 1\n"
     for name, why in (
         ("absent", "not found in m.py"),
         ("open", "has no '# endregion: open'"),

@@ -55,4 +55,10 @@ def extract_region(root: Path, path: str, name: str) -> Region:
     body = lines[start + 1 : end]
     if not any(line.strip() for line in body):
         raise RegionError(f"source region {name!r} in {path} is empty")
+    # A formatter keeps blank lines between a definition and the marker that
+    # ends it; they belong to the file's layout, not to the excerpt.
+    while not body[0].strip():
+        body.pop(0)
+    while not body[-1].strip():
+        body.pop()
     return Region(path, name, "\n".join(body) + "\n")
