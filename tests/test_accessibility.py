@@ -108,6 +108,7 @@ def open_all_details(page: Page) -> int:
     )
 
 
+@pytest.mark.slow  # needs node_modules/, which only `make test` installs
 def test_axe_core_is_installed_at_the_pinned_version():
     assert AXE.is_file(), f"{AXE.relative_to(ROOT)} is missing: run `make test` (it installs the npm packages)"
     installed = json.loads((AXE.parent / "package.json").read_text(encoding="utf-8"))["version"]
@@ -174,6 +175,7 @@ def test_the_audit_names_rule_element_and_page_of_a_violation(browser, server):
     assert str(faint[0]).startswith('/ (light, injected): color-contrast [serious] at #faint: <p id="faint"')
 
 
+@pytest.mark.slow  # needs node_modules/, which only `make test` installs
 def test_make_test_without_npm_stops_with_one_sentence(tmp_path):
     make = shutil.which("make")
     assert make, "make runs the set-up"

@@ -40,6 +40,10 @@ def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS) -> Path:
     return root
 
 
+# A test that builds a copied project's site, or serves it, is slow (`make test-fast` leaves it out).
+builds_a_site = pytest.mark.slow
+
+
 def build(root: Path, out: str = "site") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", out],
@@ -67,6 +71,7 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+@builds_a_site
 def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_path):
     root = copy_project(tmp_path / "p")
     cold = build(root)
@@ -90,6 +95,7 @@ def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_pat
     assert tree(root / "site") == tree(root / "fresh"), "a build from the caches equals a build from nothing"
 
 
+@builds_a_site
 def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
     root = copy_project(tmp_path / "p")
     assert build(root).returncode == 0
@@ -104,6 +110,7 @@ def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
     assert "site-builder trace --page path_expansion --write-golden" in done.stderr
 
 
+@builds_a_site
 def test_a_typed_number_fails_every_strict_build_not_only_the_first(tmp_path):
     root = copy_project(tmp_path / "p")
     assert build(root).returncode == 0
@@ -235,6 +242,7 @@ def _until(predicate, seconds: float = 120.0):
     return None
 
 
+@builds_a_site
 def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
     root = copy_project(tmp_path / "p")
     template = root / "pages" / "path_expansion" / "page.md.j2"
@@ -308,6 +316,7 @@ build(config, serve_url="http://127.0.0.1:8000/")
 """
 
 
+@builds_a_site
 def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path):
     root = copy_project(tmp_path / "p")
 
