@@ -1,14 +1,13 @@
-"""Small file helpers: writes that either complete or leave the old file in place, and sealed cache entries.
+"""Small file helpers: writes that either complete or leave the old file in place, and cache entries.
 
-A cache entry is sealed twice: a SHA-256 (a cut or changed file is damaged, and said so) and an HMAC-SHA-256
-under a per-user secret key kept outside the checkout (:func:`key_path`), so an entry counts only when this
-user's build wrote it.
+A cache entry (under ``.cache/`` in the checkout, nothing outside it) starts with a line holding the SHA-256 of
+the rest: a cut or changed entry is damaged, said so once, and made again. The checksum guards against damage,
+not against a person: whoever can write ``.cache/`` can write the page code the build runs anyway.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -44,93 +43,13 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
-KEY_BYTES = 32
+def checksummed(body: bytes) -> bytes:
+    """A cache entry: a first line with the SHA-256 of ``body``, then ``body``."""
+    return hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body
 
 
-def key_path() -> Path:
-    """Where this user's sealing key lives: outside every checkout, in the user's cache folder."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "site-builder" / "seal.key"
-
-
-_KEYS: dict[str, bytes] = {}
-_KEY_PROBLEMS: list[str] = []
-
-
-def seal_key() -> bytes:
-    """This user's secret sealing key, created (mode 0600) on first use.
-
-    A cache entry counts only when its HMAC was made with this key: whoever can write ``.cache/`` but cannot
-    read the key cannot forge an entry. When the key cannot be read or made (a read-only home), a key that
-    lives only in this process is used: nothing is trusted from before, and :func:`key_problem` says why.
-    """
-    path = key_path()
-    cached = _KEYS.get(str(path))
-    if cached is not None:
-        return cached
-    key: bytes | None = None
-    try:
-        key = _read_key(path)
-        if key is None:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                key = _read_key(path)  # another process made it first
-            else:
-                fresh = os.urandom(KEY_BYTES)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(fresh)
-                key = fresh
-        if key is None:
-            raise ValueError("it is not a key this program wrote")
-    except (OSError, ValueError) as exc:
-        _KEY_PROBLEMS.append(
-            f"{path}: cannot use the cache key ({getattr(exc, 'strerror', None) or exc}); "
-            "the caches are rebuilt and trusted for this run only"
-        )
-        key = os.urandom(KEY_BYTES)
-    _KEYS[str(path)] = key
-    return key
-
-
-def _read_key(path: Path) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            data = handle.read(KEY_BYTES + 1)
-    except FileNotFoundError:
-        return None
-    if info.st_mode & 0o077:
-        raise ValueError("it can be read or written by other users; remove it and a new one is made")
-    if len(data) != KEY_BYTES:
-        raise ValueError("it is not a key this program wrote")
-    return data
-
-
-def key_problem() -> str | None:
-    """Why the sealing key could not be used in this process, if it could not."""
-    return _KEY_PROBLEMS[0] if _KEY_PROBLEMS else None
-
-
-def key_notice() -> str | None:
-    """Find or make the sealing key now, before any cache is read: why it cannot be used, if it cannot (for a
-    command to say once, rather than a line per cache entry)."""
-    seal_key()
-    return key_problem()
-
-
-def _mac(body: bytes) -> bytes:
-    return hmac.new(seal_key(), body, hashlib.sha256).hexdigest().encode("ascii")
-
-
-def seal(body: bytes) -> bytes:
-    """A cache entry: a first line with the SHA-256 of ``body`` and its HMAC under this user's key, then ``body``."""
-    return hashlib.sha256(body).hexdigest().encode("ascii") + b" " + _mac(body) + b"\n" + body
-
-
-def store_sealed(path: Path, body: bytes) -> None:
-    """Write the cache entry ``body`` at ``path``, sealed, atomically; raises OSError when it cannot be written.
+def store_entry(path: Path, body: bytes) -> None:
+    """Write the cache entry ``body`` at ``path``, with its checksum, atomically; raises OSError when it cannot be written.
 
     A folder standing where the entry goes (a damaged cache; never a link, which is replaced, not followed) is
     removed first, so writing the entry mends it.
@@ -138,7 +57,7 @@ def store_sealed(path: Path, body: bytes) -> None:
     path = Path(path)
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
-    write_atomic(path, seal(body))
+    write_atomic(path, checksummed(body))
 
 
 def remove_entry(path: Path) -> None:
@@ -149,19 +68,15 @@ def remove_entry(path: Path) -> None:
         path.unlink()
 
 
-class Foreign(Exception):
-    """An entry that is whole but was not sealed with this user's key (another user's, or forged)."""
+def entry_body(raw: bytes) -> bytes | None:
+    """The body of a cache entry; None when it was cut or changed (its SHA-256 is not the first line's).
 
-
-def unseal(raw: bytes) -> bytes | None:
-    """The body of an entry this user sealed; None when it was cut or changed; :class:`Foreign` when it is whole
-    but its HMAC is not this user's (forged, or written with another key): never trusted either."""
+    The first line's first word is the checksum; an entry written when the line also carried a second word
+    (an HMAC under a per-user key, no longer made) still reads.
+    """
     head, newline, body = raw.partition(b"\n")
-    digest, _, mac = head.partition(b" ")
-    if not newline or hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+    if not newline or hashlib.sha256(body).hexdigest().encode("ascii") != head.partition(b" ")[0]:
         return None
-    if not hmac.compare_digest(mac, _mac(body)):
-        raise Foreign()
     return body
 
 
@@ -169,11 +84,8 @@ class DamagedEntry(Exception):
     """A cache entry that cannot be trusted; the message says why."""
 
 
-def load_sealed(
-    path: Path, parse: Callable[[Any], T | None], holds: str, foreign: Callable[[], None] = lambda: None
-) -> T | None:
-    """The entry at ``path``, read by ``parse`` from its JSON body; None when there is none or it is not this user's
-    (then ``foreign`` is called first).
+def load_entry(path: Path, parse: Callable[[Any], T | None], holds: str) -> T | None:
+    """The entry at ``path``, read by ``parse`` from its JSON body; None when there is none.
 
     Raises :class:`DamagedEntry` when it cannot be trusted: a folder, unreadable, cut or changed, or a body that
     ``parse`` cannot read (a ValueError, KeyError, TypeError or AttributeError: "it does not hold ``holds``").
@@ -187,11 +99,7 @@ def load_sealed(
         raise DamagedEntry("it is a folder, not a file") from None
     except OSError as exc:
         raise DamagedEntry(f"cannot read it: {os_error(exc).cause}") from None
-    try:
-        body = unseal(raw)
-    except Foreign:
-        foreign()
-        return None  # whole, but not sealed with this user's key (forged, or another user's): run again
+    body = entry_body(raw)
     if body is None:
         raise DamagedEntry("its content does not match its checksum")
     try:

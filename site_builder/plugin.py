@@ -387,7 +387,6 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     def on_pre_build(self, config: MkDocsConfig) -> None:
         """Every generated page: from the rendered-page cache when all its inputs are unchanged, else its fixtures
         (from their cache, or run) and its templates; then every golden file against its page's trace."""
-        from .files import key_notice
         from .pipeline import cache as fixture_cache
         from .render import cache as page_cache
 
@@ -400,9 +399,6 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             )
         notices = self.notices = CacheNotices()
         self.conversion_digest = None
-        problem = key_notice()
-        if problem:
-            notices(problem)
         pages = self.pages
         self.failed = set()
         try:
@@ -545,7 +541,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         log.warning(f"{NAME}: {issue.message()} (serving the fresh values)")
 
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
-        """The theme's templates are compiled once and kept like ours (``.cache/templates``, sealed; in memory
+        """The theme's templates are compiled once and kept like ours (``.cache/templates``, checksummed; in memory
         across the rebuilds of mkdocs serve), instead of compiled again on every build."""
         from .render.templating import theme_cache
 
@@ -669,7 +665,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def _load_scan(self) -> set[str]:
         """The keys (SHA-256 of the code, the page's fact names and its HTML) of pages an earlier scan found clean."""
-        from .files import DamagedEntry, load_sealed
+        from .files import DamagedEntry, load_entry
 
         path = self._scan_path()
 
@@ -677,7 +673,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             return set(map(str, data["clean"])) if data.get("format") == SCAN_FORMAT else None
 
         try:
-            return load_sealed(path, clean, "scan results") or set()
+            return load_entry(path, clean, "scan results") or set()
         except DamagedEntry as exc:
             notice(
                 f"{self.project.display(path) if self.project else path}: damaged cache entry ({exc}); "
@@ -689,12 +685,12 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         """Keep the clean verdicts of this build's pages (only those), when they changed."""
         if self.scan_known is None or self.scan_used == self.scan_known:
             return
-        from .files import store_sealed
+        from .files import store_entry
 
         path = self._scan_path()
         body = json.dumps({"format": SCAN_FORMAT, "clean": sorted(self.scan_used)}).encode("utf-8")
         try:
-            store_sealed(path, body)
+            store_entry(path, body)
         except OSError as exc:
             CacheNotices()(
                 f"{os_error(exc, self.project.display(path) if self.project else path, 'cannot write the number-scan cache')} "

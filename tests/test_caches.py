@@ -1,6 +1,6 @@
 """The Graphviz and compiled-template caches: nothing unchecked is stored, nothing damaged is used.
 
-Each entry is sealed with its SHA-256 when written and checked when read; a
+Each entry is stored with its SHA-256 when written and checked when read; a
 damaged entry is recomputed with one warning naming it, a cache that cannot
 be written is a warning, and a ``dot`` that exits 0 with something that is not
 SVG fails the diagram without caching it. (The fixture cache has its tests in
@@ -18,7 +18,7 @@ import jinja2
 import pytest
 
 from site_builder.facts import FactBook
-from site_builder.files import seal
+from site_builder.files import checksummed
 from site_builder.project import EDGE_ROLES, NODE_ROLES
 from site_builder.render import templating
 from site_builder.render.diagrams import DiagramError, DiagramRenderer, dot_environment
@@ -51,9 +51,9 @@ def entry(cache: Path) -> Path:
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:300]), id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), id="garbage"),
         pytest.param(
-            lambda p: p.write_bytes(seal(b"<svg><text>not a graph</text></svg>")), id="sealed-but-not-a-drawing"
+            lambda p: p.write_bytes(checksummed(b"<svg><text>not a graph</text></svg>")), id="whole-but-not-a-drawing"
         ),
-        pytest.param(lambda p: p.write_bytes(seal(b"\xff\xfe")), id="sealed-but-not-utf8"),
+        pytest.param(lambda p: p.write_bytes(checksummed(b"\xff\xfe")), id="whole-but-not-utf8"),
         pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
 )
@@ -129,7 +129,7 @@ def compiled_entries(compiled: Path) -> list[Path]:
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:100]), id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff" * 10), id="garbage"),
-        pytest.param(lambda p: p.write_bytes(seal(b"j2\x00not marshalled code")), id="sealed-but-not-code"),
+        pytest.param(lambda p: p.write_bytes(checksummed(b"j2\x00not marshalled code")), id="whole-but-not-code"),
         pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
 )

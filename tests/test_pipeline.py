@@ -204,35 +204,7 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on(tmp_pat
     assert log.warnings[1].startswith(".cache/fixtures/path_expansion.json: cannot write")
 
 
-def _forge(path: Path, body: bytes) -> None:
-    """Write an entry as someone without this user's key could: a matching SHA-256, any HMAC."""
-    import hashlib
-
-    path.write_bytes(hashlib.sha256(body).hexdigest().encode() + b" " + b"0" * 64 + b"\n" + body)
-
-
-def test_an_entry_forged_without_the_key_is_rerun_by_the_build_and_the_checker(tmp_path):
-    import json
-
-    from site_builder.check import collect
-    from site_builder.files import unseal
-
-    project = project_with(tmp_path, "path_expansion")
-    Log().pipeline(project).run()
-    path = cache.entry_path(project.cache_dir, "path_expansion")
-    data = json.loads(unseal(path.read_bytes()))
-    true_value = data["derived"]["DERIVED.two-to-the-blocks"]
-    data["derived"]["DERIVED.two-to-the-blocks"] = 99
-    _forge(path, json.dumps(data, sort_keys=True).encode())
-    log = Log()
-    (built,) = log.pipeline(project).run()
-    assert not built.cached and built.facts["DERIVED.two-to-the-blocks"] == true_value
-    _forge(path, json.dumps(data, sort_keys=True).encode())
-    (checked,) = collect(project).pages
-    assert not checked.run.cached and checked.facts["DERIVED.two-to-the-blocks"] == true_value
-
-
-def test_the_checker_reuses_an_entry_this_user_sealed_and_fresh_reads_nothing(tmp_path):
+def test_the_checker_reuses_a_current_entry_and_fresh_reads_nothing(tmp_path):
     from site_builder.check import collect
 
     project = project_with(tmp_path, "path_expansion")
@@ -241,9 +213,9 @@ def test_the_checker_reuses_an_entry_this_user_sealed_and_fresh_reads_nothing(tm
     entry = cache.load(path)
     assert entry is not None
     forged = {**entry.derived, "DERIVED.two-to-the-blocks": 99}
-    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))  # with the key
+    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))
     (reused,) = collect(project).pages
-    assert reused.run.cached and reused.facts["DERIVED.two-to-the-blocks"] == 99  # proven current: this user's
+    assert reused.run.cached and reused.facts["DERIVED.two-to-the-blocks"] == 99  # proven current
     before = path.read_bytes()
     (fresh,) = collect(project, fresh=True).pages
     assert (
@@ -263,40 +235,31 @@ def test_an_entry_made_for_other_sources_is_never_used_by_the_checker(tmp_path):
     assert not checked.run.cached
 
 
-def test_the_sealing_key_is_made_once_private_and_outside_the_checkout(tmp_path, monkeypatch):
-    import stat
+def test_a_cache_entry_is_its_checksum_then_its_body_and_a_cut_or_changed_one_is_refused():
+    from site_builder.files import checksummed, entry_body
 
-    from site_builder import files
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(files, "_KEYS", {})
-    key = files.seal_key()
-    path = tmp_path / "xdg" / "site-builder" / "seal.key"
-    assert path.read_bytes() == key and len(key) == files.KEY_BYTES
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    monkeypatch.setattr(files, "_KEYS", {})
-    assert files.seal_key() == key, "the same key on the next run"
-    sealed = files.seal(b"body")
-    assert files.unseal(sealed) == b"body"
-    assert files.unseal(sealed[:-1]) is None, "cut: damaged"
-    monkeypatch.setattr(files, "_KEYS", {})
-    path.write_bytes(b"x" * files.KEY_BYTES)  # another key: the entry is whole but not this user's
-    with pytest.raises(files.Foreign):
-        files.unseal(sealed)
+    entry = checksummed(b"body")
+    assert entry == b"230d8358dc8e8890b4c58deeb62912ee2f20357ae92a5cc861b98e68fe31acb5\nbody"
+    assert entry_body(entry) == b"body"
+    assert entry_body(entry[:-1]) is None, "cut"
+    assert entry_body(entry.replace(b"body", b"bodY")) is None, "changed"
+    assert entry_body(b"body") is None, "no checksum line"
+    older = entry.replace(b"\n", b" " + b"0" * 64 + b"\n", 1)  # the first line once carried a second word
+    assert entry_body(older) == b"body"
 
 
-def test_a_key_others_can_read_is_not_used(tmp_path, monkeypatch):
-    from site_builder import files
+def test_nothing_is_written_outside_the_checkout(tmp_path, monkeypatch):
+    from site_builder.check import collect
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(files, "_KEYS", {})
-    monkeypatch.setattr(files, "_KEY_PROBLEMS", [])
-    path = tmp_path / "xdg" / "site-builder" / "seal.key"
-    path.parent.mkdir(parents=True)
-    path.write_bytes(b"k" * files.KEY_BYTES)
-    path.chmod(0o644)
-    assert files.seal_key() != b"k" * files.KEY_BYTES
-    assert "other users" in (files.key_problem() or "")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    project = project_with(tmp_path / "checkout", "path_expansion")
+    Log().pipeline(project).run()
+    collect(project)
+    assert list(home.iterdir()) == []
+    assert (project.cache_dir / "fixtures").is_dir()
 
 
 @pytest.mark.parametrize(

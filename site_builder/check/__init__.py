@@ -2,8 +2,7 @@
 
 The check takes every page's run once (:func:`setup`): from the fixture
 cache only where the entry is proven current (made for exactly the current
-sources, and sealed with an HMAC under this user's secret key, so an entry
-someone else wrote or forged is never trusted), the other pages run fresh;
+sources, and whole by its checksum), the other pages run fresh;
 ``--fresh`` runs every page and neither reads nor writes the cache. Then:
 
 1. compares each page's golden trace and report with the fresh run (a stale
@@ -51,7 +50,6 @@ import sys
 from pathlib import Path
 
 from ..errors import shown
-from ..files import key_notice
 from ..pipeline import refresh_command
 from ..project import Project
 from .document import Facts, PageReport, check_document, check_heading, check_svg, parse_html, parse_svg
@@ -89,6 +87,10 @@ __all__ = [
 ]
 
 
+def _warn(line: str) -> None:
+    print(shown(line, 600), file=sys.stderr)
+
+
 def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) -> int:
     """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised).
 
@@ -100,11 +102,7 @@ def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) 
     prepared = setup(project, rerun=fresh)
     verdicts = None
     if not fresh:
-        warn = lambda line: print(shown(line, 600), file=sys.stderr)  # noqa: E731
-        problem = key_notice()
-        if problem:
-            warn(problem)
-        verdicts = Verdicts.of(prepared.project.cache_dir, warn, prepared.project.display)
+        verdicts = Verdicts.of(prepared.project.cache_dir, _warn, prepared.project.display)
     result = check_site(Path(site_dir), prepared, verdicts)
     if verdicts is not None:
         verdicts.save()

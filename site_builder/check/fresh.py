@@ -93,7 +93,7 @@ def html_path(page_path: str) -> str:
 
 def collect(project: Project, pipeline: Pipeline | None = None, *, fresh: bool = False) -> Fresh:
     """Every page's run: a fixture-cache entry is used only where it is proven current (made for exactly the
-    current sources and sealed with this user's key, see :mod:`site_builder.files`); every other page runs
+    current sources and whole by its checksum, see :mod:`site_builder.files`); every other page runs
     fresh. With ``fresh``, the cache is neither read nor written and every page runs.
 
     A page that fails is a finding.

@@ -24,10 +24,9 @@ check needs from the document: how many values it verified, every
 downloads) and, for a page, its visible text (for the search index).
 
 A document with a problem is never stored: it is read, checked and reported
-every time. The file is sealed like every cache entry (its SHA-256 and an HMAC
-under this user's key, :mod:`site_builder.files`) and written whole; a damaged
-file, or one not sealed with this user's key, is one line and every document
-is checked; a file that cannot be written is one line and the check goes on.
+every time. The file starts with its SHA-256 like every cache entry
+(:mod:`site_builder.files`) and is written whole; a damaged file is one line
+and every document is checked; a file that cannot be written is one line and the check goes on.
 Only the entries of this check's documents are kept. Deleting it is always
 safe; ``site-builder check --fresh`` neither reads nor writes it.
 """
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import os_error
-from ..files import DamagedEntry, key_problem, load_sealed, store_sealed
+from ..files import DamagedEntry, load_entry, store_entry
 from .coverage import Node, Shown
 from .document import Facts, PageReport
 from .excerpts import RegionError, Sources
@@ -201,19 +200,11 @@ class Verdicts:
         if self._known is None:
             self._known = {}
             try:
-                self._known = load_sealed(self.path, _parse, "check verdicts", self._foreign) or {}
+                self._known = load_entry(self.path, _parse, "check verdicts") or {}
             except DamagedEntry as exc:
                 self.warn(f"{self.display(self.path)}: damaged cache entry ({exc}); checking every document again")
                 self._rewrite = True
         return self._known
-
-    def _foreign(self) -> None:
-        self._rewrite = True
-        if key_problem() is None:  # otherwise every entry is foreign, and the key's problem is said instead
-            self.warn(
-                f"{self.display(self.path)}: not sealed with this user's key (another user's, or forged); "
-                "checking every document again"
-            )
 
     def save(self) -> None:
         """Write the verdicts of this check's documents (only those), when they changed; a failure is one line."""
@@ -221,7 +212,7 @@ class Verdicts:
             return
         body = json.dumps({"format": VERDICT_FORMAT, "documents": self._used}, sort_keys=True).encode("utf-8")
         try:
-            store_sealed(self.path, body)
+            store_entry(self.path, body)
         except OSError as exc:
             self.warn(
                 f"{os_error(exc, self.display(self.path), 'cannot write the check cache')} "

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import os_error
-from ..files import DamagedEntry, load_sealed, store_sealed
+from ..files import DamagedEntry, load_entry, store_entry
 from . import FIXTURE_ENVIRONMENT
 from .sources import Roots, distributions, fixture_sources
 
@@ -76,7 +76,7 @@ def page_keys(
     import lists, to be kept in its next fixture entry.
     """
     roots = Roots(project.pages_dir, Path(project.cache_dir) / "imports.json")
-    for page in pages:  # entries this user sealed, content-addressed: safe to take import lists from
+    for page in pages:  # checksummed, content-addressed entries: safe to take import lists from
         try:
             entry = load(entry_path(project.cache_dir, page.slug))
         except DamagedEntry:
@@ -116,13 +116,13 @@ def _entry(data: Any) -> Entry | None:
 
 def load(path: Path) -> Entry | None:
     """The entry at ``path``; None when there is none; :class:`DamagedEntry` when it cannot be trusted."""
-    return load_sealed(path, _entry, "an entry")
+    return load_entry(path, _entry, "an entry")
 
 
 def store(path: Path, entry: Entry) -> None:
     """Write ``entry`` atomically; an I/O failure raises :class:`~site_builder.errors.FileAccessError`."""
     body = json.dumps({"format": CACHE_FORMAT, **vars(entry)}, allow_nan=False, sort_keys=True).encode("utf-8")
     try:
-        store_sealed(path, body)
+        store_entry(path, body)
     except OSError as exc:
         raise os_error(exc, path, "cannot write the fixture cache") from None

@@ -9,7 +9,7 @@ page's data files (anything in its folder that is not Python, a template, its
 by hand, so a new page or a new engine module is tracked the day it appears.
 
 Finding the imports needs a parse of each file; the import list of a file is
-kept by the SHA-256 of its bytes in ``.cache/imports.json`` (sealed like every
+kept by the SHA-256 of its bytes in ``.cache/imports.json`` (checksummed like every
 cache entry), so a build reads and hashes the sources but parses only the files
 whose bytes it has not seen before.
 """
@@ -191,7 +191,7 @@ MEMO_LIMIT = 4096  # entries kept; past that, only those this run used
 
 
 class ImportMemo:
-    """Import lists by content: ``sha256(bytes):module:package?`` -> names, kept in one sealed file.
+    """Import lists by content: ``sha256(bytes):module:package?`` -> names, kept in one cache file.
 
     A file whose bytes were seen before is not parsed again. A damaged memo is rebuilt with one warning;
     one that cannot be written is a warning; neither changes a key, only how long computing it takes.
@@ -210,7 +210,7 @@ class ImportMemo:
         self.loaded = True
         if self.path is None:
             return
-        from ..files import Foreign, unseal
+        from ..files import entry_body
 
         try:
             raw = self.path.read_bytes()
@@ -219,10 +219,7 @@ class ImportMemo:
         except OSError as exc:
             self.damage = f"cannot read it: {exc.strerror or exc}"
             return
-        try:
-            body = unseal(raw)
-        except Foreign:
-            return
+        body = entry_body(raw)
         if body is None:
             self.damage = "its content does not match its checksum"
             return
@@ -272,12 +269,12 @@ class ImportMemo:
             self.changed = True
         if not self.changed:
             return
-        from ..files import store_sealed
+        from ..files import store_entry
 
         keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used_ever}
         body = json.dumps({"format": MEMO_FORMAT, "imports": keep}, sort_keys=True).encode("utf-8")
         try:
-            store_sealed(self.path, body)
+            store_entry(self.path, body)
         except OSError as exc:
             from ..errors import os_error
 

@@ -1,7 +1,7 @@
 """The rendered-page cache: a page whose inputs are all unchanged is not rendered again.
 
-An entry is ``.cache/pages/<slug>.json``, sealed like every cache entry (its
-SHA-256 and an HMAC under this user's key, :mod:`site_builder.files`). It holds
+An entry is ``.cache/pages/<slug>.json``, checksummed like every cache entry
+(:mod:`site_builder.files`). It holds
 what rendering the page gave (its Markdown, its downloads, the names of its
 facts for the number scan, its trace and report texts for the golden
 comparison, the diagram layouts it used) and the key it was made for: the
@@ -39,7 +39,7 @@ from typing import Any
 
 from ..errors import os_error
 from ..files import DamagedEntry as DamagedEntry  # noqa: F401 - re-exported: callers catch it from this module
-from ..files import load_sealed, remove_entry, store_sealed
+from ..files import load_entry, remove_entry, store_entry
 
 CACHE_FORMAT = "site-builder rendered pages 1"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
@@ -136,14 +136,14 @@ def _entry(data: Any) -> Entry | None:
 
 
 def load(path: Path) -> Entry | None:
-    """The entry at ``path``; None when there is none (or not this user's); :class:`DamagedEntry` when damaged."""
-    return load_sealed(path, _entry, "a rendered page")
+    """The entry at ``path``; None when there is none; :class:`DamagedEntry` when damaged."""
+    return load_entry(path, _entry, "a rendered page")
 
 
 def store(path: Path, entry: Entry) -> None:
     """Write ``entry`` atomically; raises OSError when it cannot be written."""
     body = json.dumps({"format": CACHE_FORMAT, **vars(entry)}, sort_keys=True).encode("utf-8")
-    store_sealed(path, body)
+    store_entry(path, body)
 
 
 def prune(cache_dir: Path, slugs: Iterable[str], warn: Callable[[str], None], display: Callable[[Path], str]) -> None:

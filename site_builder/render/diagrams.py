@@ -31,7 +31,7 @@ import jinja2
 
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
-from ..files import Foreign, remove_entry, store_sealed, unseal
+from ..files import entry_body, remove_entry, store_entry
 from .templating import strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -201,8 +201,8 @@ def svg_problem(text: str) -> str | None:
 class DiagramRenderer:
     """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content.
 
-    A cache entry (``.cache/diagrams/KEY.svg``) is written only after the SVG was checked, sealed with its
-    SHA-256 (:func:`site_builder.files.seal`), and checked again when read: a damaged entry is drawn again with
+    A cache entry (``.cache/diagrams/KEY.svg``) is written only after the SVG was checked, stored with its
+    SHA-256 (:func:`site_builder.files.checksummed`), and checked again when read: a damaged entry is drawn again with
     one ``warn`` naming it, never used. :meth:`prune` removes the entries the last build did not use.
     """
 
@@ -283,10 +283,7 @@ class DiagramRenderer:
             return None  # no entry (or no cache folder: writing one says why)
         except OSError as exc:
             return self._damaged(path, os_error(exc).cause)
-        try:
-            body = unseal(raw)
-        except Foreign:
-            return None  # not sealed with this user's key: drawn again
+        body = entry_body(raw)
         if body is None:
             return self._damaged(path, "its content does not match its checksum")
         try:
@@ -304,7 +301,7 @@ class DiagramRenderer:
 
     def _store(self, path: Path, svg: str) -> None:
         try:
-            store_sealed(path, svg.encode("utf-8"))
+            store_entry(path, svg.encode("utf-8"))
         except OSError as exc:
             self.warn(
                 f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)"

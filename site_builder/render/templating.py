@@ -16,7 +16,7 @@ import jinja2
 import jinja2.bccache
 
 from ..errors import SiteBuilderError, os_error
-from ..files import Foreign, store_sealed, unseal
+from ..files import entry_body, store_entry
 
 Folders = Sequence[Path] | Path
 Warn = Callable[[str], None]
@@ -75,7 +75,7 @@ def _remember(key: tuple[str, str, str], code: Any) -> None:
 
 
 class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's compiled-template cache with every entry sealed by its SHA-256 and checked when read.
+    """Jinja's compiled-template cache with every entry stored with its SHA-256 and checked when read.
 
     A cut, changed or unreadable entry is compiled again with one warning naming it, never loaded (Jinja's own
     cache would fail with a pickle or marshal error on every build); an entry that cannot be written is a
@@ -105,10 +105,7 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
         except OSError as exc:
             self._damaged(path, os_error(exc).cause)
             return
-        try:
-            body = unseal(raw)
-        except Foreign:
-            return  # not sealed with this user's key: compiled again
+        body = entry_body(raw)
         if body is None:
             self._damaged(path, "its content does not match its checksum")
             return
@@ -131,7 +128,7 @@ class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
             _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
         path = Path(self._get_cache_filename(bucket))
         try:
-            store_sealed(path, bucket.bytecode_to_string())
+            store_entry(path, bucket.bytecode_to_string())
         except OSError as exc:
             self.warn(
                 f"{os_error(exc, path, 'cannot write the compiled-template cache')} (the site is built without it)"
@@ -169,7 +166,7 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> 
 
 
 def theme_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinja2.BytecodeCache | None:
-    """The same sealed compiled-template cache for another environment (the MkDocs theme's), in a folder of its
+    """The same compiled-template cache for another environment (the MkDocs theme's), in a folder of its
     own named after that environment's options."""
     return _compiled_cache(env, Path(compiled_dir), warn)
 
