@@ -20,10 +20,11 @@ test: setup chromium $(NODE_STAMP) lint
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"
 
-# ruff's lint rules and formatting, as pyproject.toml configures them.
+# ruff's lint rules and formatting, and mypy's types, as pyproject.toml configures them.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 check: site
 	$(BIN)/site-builder check site

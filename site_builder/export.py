@@ -126,7 +126,7 @@ def export(
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(project.docs_dir, staging / "docs")
-        if custom:
+        if isinstance(theme, dict) and custom:
             shutil.copytree(project.root / custom, staging / "overrides")
             theme["custom_dir"] = "overrides"
         files = 0

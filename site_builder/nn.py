@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
@@ -136,7 +137,9 @@ class NormalizationError(ValueError):
 
 def _check_norm(name: str, x: Tensor, eps: float, **params: object) -> int:
     """The width of x's last axis, after checking x has one and every parameter is [width]."""
-    shapes = {key: value.shape if isinstance(value, Tensor) else np.shape(value) for key, value in params.items()}
+    shapes = {
+        key: value.shape if isinstance(value, Tensor) else np.shape(cast(Any, value)) for key, value in params.items()
+    }
     if x.data.ndim == 0:
         first = next(iter(shapes.values()))
         raise ShapeError(
@@ -274,6 +277,10 @@ class Optimizer:
     def zero_grad(self) -> None:
         for p in self.params.values():
             p.zero_grad()
+
+    def step(self) -> None:
+        """One update of every parameter from its gradient (each optimizer's own rule)."""
+        raise NotImplementedError
 
 
 class SGD(Optimizer):

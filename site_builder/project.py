@@ -357,7 +357,7 @@ def bind_pages(pages_dir: Path) -> None:
         return
     forget_pages()
     package = types.ModuleType(PACKAGE, "The page folders of the project being built.")
-    package.__path__ = wanted  # type: ignore[attr-defined]
+    package.__path__ = wanted
     sys.modules[PACKAGE] = package
 
 

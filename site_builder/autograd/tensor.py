@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -230,8 +231,8 @@ class Tensor:
     def __mul__(self, other: Tensor | object) -> Tensor:
         if type(other) is float or type(other) is int:
             return self.scale(other)
-        if not isinstance(other, Tensor) and np.ndim(other) == 0:
-            return self.scale(float(other))  # type: ignore[arg-type]
+        if not isinstance(other, Tensor) and np.ndim(cast(Any, other)) == 0:
+            return self.scale(float(cast(Any, other)))
         other = Tensor._lift(other)
         try:
             out = self.data * other.data
@@ -274,8 +275,8 @@ class Tensor:
         return self._make(a * a, "square", (self,), lambda g: (g * 2.0 * a,))
 
     def __truediv__(self, other: Tensor | object) -> Tensor:
-        if not isinstance(other, Tensor) and np.ndim(other) == 0:
-            divisor = float(other)  # type: ignore[arg-type]
+        if not isinstance(other, Tensor) and np.ndim(cast(Any, other)) == 0:
+            divisor = float(cast(Any, other))
             return self._make(self.data / divisor, "div", (self,), lambda g: (g / divisor,))
         other = Tensor._lift(other)
         try:
@@ -434,7 +435,7 @@ class Tensor:
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         """The same elements in row-major order under a new shape (``-1`` once: inferred)."""
         dims = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
-        target = tuple(int(d) for d in dims)  # type: ignore[union-attr]
+        target = tuple(int(d) for d in cast(Sequence[int], dims))
         a_shape = self.shape
         try:
             out = self.data.reshape(target)
@@ -472,13 +473,13 @@ class Tensor:
             raise TypeError("index a Tensor with ints, slices or integer arrays, not with a Tensor (use its .data)")
         a_shape = self.shape
         try:
-            out = self.data[index]  # type: ignore[index]
+            out = self.data[cast(Any, index)]
         except IndexError as error:
             raise IndexError(f"cannot index shape {shape_text(a_shape)} with {index!r}: {error}") from None
 
         def vjp(g: np.ndarray) -> tuple[np.ndarray]:
             grad = np.zeros(a_shape)
-            np.add.at(grad, index, g)  # type: ignore[arg-type]
+            np.add.at(grad, index, g)  # type: ignore[arg-type]  # any index the forward took
             return (grad,)
 
         return self._make(out, "index", (self,), vjp)
@@ -573,7 +574,7 @@ class Tensor:
         while stack:
             node = stack.pop()
             if node is None:
-                order.append(stack.pop())  # type: ignore[arg-type]
+                order.append(stack.pop())  # type: ignore[arg-type]  # a None marker always follows its node
                 continue
             if id(node) in seen:
                 continue

@@ -88,9 +88,9 @@ def first_difference(
     kids_a = [c for c in want if isinstance(c.tag, str)]
     kids_b = [c for c in got if isinstance(c.tag, str)]
     for x, y in zip(kids_a, kids_b):
-        found = first_difference(x, y, top)
-        if found is not None:
-            return found
+        inner = first_difference(x, y, top)
+        if inner is not None:
+            return inner
         if x.tail != y.tail and _words(x.tail) != _words(y.tail):
             return _path(y, top), f"the words {quote(_words(x.tail), 80)} after it", quote(_words(y.tail), 80)
     if len(kids_a) != len(kids_b):

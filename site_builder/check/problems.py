@@ -57,8 +57,8 @@ class Result:
     def render(self) -> str:
         """Every problem in order, at most :data:`PER_FILE` of one file (the rest counted), then the summary."""
         lines: list[str] = []
-        for page, problems in groupby(sorted(self.problems, key=_sort_key), key=lambda p: (p.group, p.page)):
-            problems = list(problems)
+        for page, grouped in groupby(sorted(self.problems, key=_sort_key), key=lambda p: (p.group, p.page)):
+            problems = list(grouped)
             lines += [p.text() for p in problems[:PER_FILE]]
             if len(problems) > PER_FILE:
                 lines.append(

@@ -9,7 +9,7 @@ import os
 import posixpath
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,12 +118,12 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     shown_attributes: set[str] = set()
     for file in styles:
         page = file.relative_to(site_dir).as_posix()
-        text, problem = _decoded(_read(file), page, "CSS style sheet")
-        if text is None:
-            result.problems.append(problem)
+        text = _decoded(_read(file), page, "CSS style sheet")
+        if isinstance(text, Problem):
+            result.problems.append(text)
             continue
-        strings, attributes = css_content(text)
-        shown_attributes |= attributes
+        strings, named = css_content(text)
+        shown_attributes |= named
         for i, string in enumerate(strings):
             for found in scan(string, (), page):
                 result.problems.append(
@@ -139,6 +139,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     shown: dict[str, list[Shown]] = {}
     links: dict[str, set[str]] = {}
     texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
+    documents: list[tuple[Path, Callable[[bytes], etree._Element], str]]
     documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
     documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
     attributes = frozenset(shown_attributes)
@@ -151,14 +152,14 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         if verdicts is not None:
             drawn = (generated.source.heading, generated.charts) if generated is not None else (None, None)
             key = verdicts.key(page, raw, facts, attributes, *drawn)
-        known = verdicts.reuse(key, prepared.sources) if key is not None else None  # a key only with verdicts
+        known = verdicts.reuse(key, prepared.sources) if verdicts is not None and key is not None else None
         if known is not None:  # found clean before, with these very inputs
             report = PageReport(values=known.values, shown=list(known.shown), links=set(known.links))
             visible = known.text
         else:
-            text, problem = _decoded(raw, page, f"{kind} document")
-            if text is None:
-                result.problems.append(problem)
+            decoded = _decoded(raw, page, f"{kind} document")
+            if isinstance(decoded, Problem):
+                result.problems.append(decoded)
                 continue
             try:
                 root = parse(raw)
@@ -171,7 +172,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
                 report.problems += check_heading(root, page, generated.source.heading)
                 report.problems += check_charts(root, page, generated.charts)
             visible = visible_text(root) if kind == "HTML" else None
-            if key is not None and not report.problems:
+            if verdicts is not None and key is not None and not report.problems:
                 verdicts.keep(key, report, visible, reads.read)
         _add(result, report)
         owner = prepared.fresh.owner(page)
@@ -234,12 +235,12 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
     return sorted(files), special
 
 
-def _decoded(raw: bytes, page: str, kind: str) -> tuple[str | None, Problem | None]:
+def _decoded(raw: bytes, page: str, kind: str) -> str | Problem:
     """A file's text, or the problem that it is not UTF-8 (a garbage page is one line, not its mojibake)."""
     try:
-        return raw.decode("utf-8"), None
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, Problem(
+        return Problem(
             page, 0, "file", f"a UTF-8 {kind}", f"bytes that are not UTF-8 ({exc.reason} at byte {exc.start})"
         )
 
@@ -362,9 +363,9 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
     if not file.is_file():
         return []
     problem = lambda order, element, expected, found: Problem(SEARCH_INDEX, order, element, expected, found)  # noqa: E731
-    text, bad = _decoded(_read(file), SEARCH_INDEX, "JSON search index")
-    if text is None:
-        return [bad]
+    text = _decoded(_read(file), SEARCH_INDEX, "JSON search index")
+    if isinstance(text, Problem):
+        return [text]
     try:
         docs = json.loads(text)["docs"]
         entries = [(str(d.get("location", "")), str(d.get("title", "")), str(d.get("text", ""))) for d in docs]

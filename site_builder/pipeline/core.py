@@ -409,7 +409,7 @@ class Pipeline:
         with self._lock:
             self._processes.append(process)
         errors: list[str] = []
-        reader = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
+        reader = threading.Thread(target=lambda: errors.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]  # stderr=PIPE
         reader.start()
         out: list[tuple[str, _Answer]] = []
         assert process.stdin is not None and process.stdout is not None

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
         folder.parent, folder, folder.parent / "templates", folder.parent / "docs", folder.parent / ".cache"
     )
     if slugs == ["-"]:  # the slugs come one line at a time on standard input, each after the last answer
-        slugs = iter(lambda: sys.stdin.readline().strip(), "")  # type: ignore[assignment]
+        slugs = iter(lambda: sys.stdin.readline().strip(), "")  # type: ignore[assignment]  # any iterable of slugs
     for slug in slugs:
         out.write(json.dumps(answer(project, slug), allow_nan=False) + "\n")
         out.flush()

@@ -20,7 +20,7 @@ import ast
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -233,7 +233,7 @@ class ImportMemo:
             return
         self.entries = entries
 
-    def seed(self, entries: dict[str, list[str]]) -> None:
+    def seed(self, entries: Mapping[str, Sequence[str]]) -> None:
         """Import lists known from elsewhere (a fixture entry), by the same content-addressed keys."""
         if not self.loaded:
             self._load()

@@ -282,22 +282,25 @@ class DiagramRenderer:
         except (FileNotFoundError, NotADirectoryError):
             return None  # no entry (or no cache folder: writing one says why)
         except OSError as exc:
-            return self._damaged(path, os_error(exc).cause)
+            self._damaged(path, os_error(exc).cause)
+            return None
         body = entry_body(raw)
         if body is None:
-            return self._damaged(path, "its content does not match its checksum")
+            self._damaged(path, "its content does not match its checksum")
+            return None
         try:
             svg = body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return self._damaged(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
+            self._damaged(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
+            return None
         problem = svg_problem(svg)
         if problem is not None:
-            return self._damaged(path, problem)
+            self._damaged(path, problem)
+            return None
         return svg
 
     def _damaged(self, path: Path, why: str) -> None:
         self.warn(f"{self.display(path)}: damaged cache entry ({why}); drawing it again")
-        return None
 
     def _store(self, path: Path, svg: str) -> None:
         try:

@@ -151,7 +151,7 @@ class PageRenderer:
             downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder or ".")})
 
         env = self.environment(page)
-        dot_env = dot_environment(env.loader, self.compiled, self._warn_relative)  # type: ignore[arg-type]
+        dot_env = dot_environment(env.loader, self.compiled, self._warn_relative)  # type: ignore[arg-type]  # environment() always sets a loader
 
         def tv(key: str, fmt: str) -> Markup:
             return Markup(book.html(key, fmt))

@@ -40,7 +40,7 @@ import sys
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast, dataclass_transform
 
 from .format import (
     BOOL,
@@ -63,7 +63,13 @@ from .layout import LaidOut, Record, TraceLayout
 
 Real = Annotated[float, REAL]
 Sci = Annotated[float, SCI]
-Vector = Annotated[tuple[float, ...], VECTOR]
+if TYPE_CHECKING:  # a fixture gives an array, a trace read back gives a tuple (NumPy is not imported here)
+    import numpy as np
+
+    VectorValue = tuple[float, ...] | np.ndarray
+else:
+    VectorValue = tuple
+Vector = Annotated[VectorValue, VECTOR]
 Int = Annotated[int, INT]
 Bool = Annotated[bool, BOOL]
 Name = Annotated[str, NAME]
@@ -135,6 +141,7 @@ def _hints(cls: type) -> dict[str, Any]:
     return out
 
 
+@dataclass_transform(frozen_default=True)
 def record(kind: str, *, index: str | tuple[str, ...] = ()) -> Callable[[type[C]], type[C]]:
     """Make ``cls`` a frozen dataclass that is one line of kind ``kind``; ``index`` names the fields telling repeats apart."""
 
@@ -143,9 +150,9 @@ def record(kind: str, *, index: str | tuple[str, ...] = ()) -> Callable[[type[C]
         hints = _hints(made)
         fields = tuple(
             (f.name, _kind_of(hints[f.name], f"{kind}.{f.name} in {cls.__qualname__}"))
-            for f in dataclasses.fields(made)
+            for f in dataclasses.fields(cast(Any, made))
         )
-        made.__record__ = (kind, fields, (index,) if isinstance(index, str) else tuple(index))  # type: ignore[attr-defined]
+        made.__record__ = (kind, fields, (index,) if isinstance(index, str) else tuple(index))  # type: ignore[attr-defined]  # the class's layout, read by TraceLayout
         return made
 
     return declare
@@ -155,6 +162,7 @@ def _text_name(attribute: str, style: str) -> str:
     return attribute.replace("_", "-") if style == "kebab" else attribute
 
 
+@dataclass_transform(frozen_default=True)
 def trace_format(
     version: str, *, separator: str = " ", bookends: bool = True, field_names: str = "kebab"
 ) -> Callable[[type[C]], type[C]]:
@@ -178,7 +186,7 @@ def trace_format(
         made = dataclass(frozen=True)(cls)
         hints = _hints(made)
         records: list[Record] = []
-        for f in dataclasses.fields(made):
+        for f in dataclasses.fields(cast(Any, made)):
             hint = hints[f.name]
             repeated = typing.get_origin(hint) is tuple
             row = typing.get_args(hint)[0] if repeated else hint

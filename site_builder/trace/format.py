@@ -108,7 +108,7 @@ def _write_bool(value: object) -> str:
 
 
 def _write_int(value: object) -> str:
-    number = int(value)  # type: ignore[call-overload]
+    number = int(value)  # type: ignore[call-overload]  # any value; a non-number raises, as it should
     if number != value or number < 0:
         raise ValueError(f"an integer field holds a non-negative whole number, not {value!r}")
     return str(number)
@@ -301,9 +301,9 @@ def split_lines(text: str, source: str = "trace") -> list[str]:
         raise TraceParseError("the text is empty", 1, 1, source)
     if "\r" in text:
         idx = text.index("\r")
-        line = text.count("\n", 0, idx) + 1
+        row = text.count("\n", 0, idx) + 1
         col = idx - (text.rfind("\n", 0, idx) + 1) + 1
-        raise TraceParseError("carriage return found: lines end with LF only", line, col, source)
+        raise TraceParseError("carriage return found: lines end with LF only", row, col, source)
     if not text.endswith("\n"):
         lines = text.split("\n")
         raise TraceParseError("missing final newline", len(lines), len(lines[-1]) + 1, source)

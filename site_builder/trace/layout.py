@@ -152,7 +152,7 @@ class TraceLayout(Generic[T]):
         if len(set(kinds)) != len(kinds):
             raise ValueError(f"{self.version}: a record kind is declared twice in {kinds}")
         attrs = sorted(r.attr for r in self.records)
-        expected = sorted(f.name for f in dataclasses.fields(self.trace))  # type: ignore[arg-type]
+        expected = sorted(f.name for f in dataclasses.fields(self.trace))  # type: ignore[arg-type]  # a declared trace class is a dataclass
         if attrs != expected:
             raise ValueError(f"{self.version}: records fill {attrs}, but {self.trace.__name__} has {expected}")
         if len(self.separator) != 1 or self.separator in "=\n":

@@ -11,8 +11,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from ..errors import SiteBuilderError
+
+T = TypeVar("T")
 
 REAL_RE = re.compile(r"-?(0|[1-9][0-9]*)\.[0-9]{6}")
 INT_RE = re.compile(r"0|[1-9][0-9]*")
@@ -43,7 +46,7 @@ def format_sci(value: float) -> str:
     return _written(value, ".6e")
 
 
-def flat(values: Iterable[float]) -> Iterable[float]:
+def flat(values: Iterable[T]) -> Iterable[T]:
     """A vector's values in row-major order: a tuple as it is, an array of any rank flattened."""
     ravel = getattr(values, "ravel", None)
     return ravel().tolist() if callable(ravel) else values

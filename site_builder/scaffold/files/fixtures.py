@@ -20,6 +20,8 @@ def run() -> Run:
     layer = Linear(np.array(WEIGHT), name="layer.weight")
     y = layer(x)
     y.backward_with_seed(np.ones(y.shape))
+    if x.grad is None:
+        raise RuntimeError("backward did not reach the input")
     trace = Trace(layer=Layer(input=x.data, weight=layer.weight.data, output=y.data, input_gradient=x.grad))
     # A value the page shows that is not a trace field, computed at full precision.
     derived = {"DERIVED.output-sum": float(y.data.sum())}
