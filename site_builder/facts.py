@@ -18,14 +18,7 @@ Keys
     ``MEASURED.name``           a value a fixture measured that the trace format has no field for
 
 Formats
-    ``six``     six decimals, as the trace prints     ``short``   six-decimal value, trailing zeros dropped
-    ``int``     an integer                            ``exact``   shortest text that round-trips (derived values)
-    ``percent`` value × 100, two decimals and ``%``   ``sci``     ``%.6e`` scientific, as the trace prints
-    ``vector``  ``[a, b, …]`` of short forms          ``vector-six`` ``[a, b, …]`` of six-decimal forms
-    ``shape``   ``[2,2]``                             ``count``   an integer written in plain digits
-    ``name``    a name, as the trace writes it        ``bool``    ``true`` / ``false``, as the trace writes them
-    ``bool:YES|NO``  a boolean as one of two words of a sentence (``bool:accepted|refused``)
-    ``pow10``   a power of ten as ``10⁻⁶`` (any other value as ``sci``)
+    :data:`FORMAT_DESCRIPTIONS` names every format and what it shows (AUTHORING.md's table is made from it).
 Negative numbers are shown with the minus sign U+2212; :func:`normalize` maps it back.
 """
 
@@ -111,6 +104,28 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "bool": lambda v: _bool(v),
 }
 
+WORDS_FORMAT = "bool:YES|NO"  # a boolean as one of two words: any format bool:WORD|WORD
+
+# What each format shows: the one list of them, in the order a reader meets them. AUTHORING.md's table of formats
+# is made from it, and tests/test_authoring_guide.py checks that it names exactly the formats above.
+FORMAT_DESCRIPTIONS: dict[str, str] = {
+    "six": "six decimals, as the trace prints",
+    "short": "the six-decimal value with its trailing zeros dropped (`-3.25`, `1`)",
+    "int": "an integer",
+    "count": "an integer written in plain digits (a year, a depth, a chapter number)",
+    "exact": "the shortest text that round-trips (derived values)",
+    "percent": "the value times a hundred, two decimals and `%`",
+    "sci": "`%.6e` scientific, as the trace prints",
+    "short-or-sci": "`short` from a thousandth up (and for zero), `sci` below: a loss near zero keeps its digits",
+    "pow10": "a power of ten as `10⁻⁶` (any other value as `sci`)",
+    "vector": "`[a, b, …]` of short forms",
+    "vector-six": "`[a, b, …]` of six-decimal forms",
+    "shape": "`[2,2]`",
+    "name": "a name, as the trace writes it",
+    "bool": "`true` / `false`, as the trace writes them",
+    WORDS_FORMAT: "a boolean as one of two words of a sentence (`bool:accepted|refused`)",
+}
+
 _INDEX_RE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
 
 
@@ -124,7 +139,7 @@ class UnknownFact(KeyError):
 
 class UnknownFormat(KeyError):
     def __init__(self, fmt: str):
-        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}, bool:YES|NO")
+        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}, {WORDS_FORMAT}")
         self.fmt = fmt
 
 

@@ -47,6 +47,24 @@ _GRAPH_DEFAULTS = (
 _SHAPES = {"polygon", "ellipse", "path", "polyline", "rect", "circle"}
 
 
+# What a DOT template sees besides every name a page template sees (render.pages.TEMPLATE_GLOBALS): name -> (how it
+# is called, what it gives). AUTHORING.md's table is made from it; tests/test_authoring_guide.py checks that it names
+# exactly what DiagramRenderer.dot_source passes.
+DOT_GLOBALS: dict[str, tuple[str, str]] = {
+    "defaults": (
+        "defaults",
+        "the graph, node and edge defaults every diagram starts with (fonts, spacing, rounded boxes)",
+    ),
+    "node": ("node(role)", "a node role's DOT attributes: `input`, `output`, `step`, or one page.toml declares"),
+    "edge": ("edge(role)", "an edge role's DOT attributes: `flow`, `aside`, or one page.toml declares"),
+    "value": (
+        "value(node, key, fmt)",
+        'a fact as a whole line of that node\'s quoted label (`label="…"`), given its provenance in the SVG',
+    ),
+    "html_value": ("html_value(node, key, fmt)", "the same inside an HTML-like label (`label=<…>`)"),
+}
+
+
 class DiagramError(SiteBuilderError):
     """Graphviz failed, or the drawn SVG lost a value the template put in."""
 

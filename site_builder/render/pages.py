@@ -5,22 +5,8 @@ itself, so a title can hold any character; the template starts with the first
 paragraph. Templates are looked up in the page folder first, then in the shared
 ``templates/`` folder (partials and macros every page may use).
 
-Template globals (every number a template shows goes through one of these):
-
-``tv(key, fmt)``                   the value as a provenance span (see :mod:`site_builder.facts`)
-``fact(key)``                      the raw value, for loops and choosing words, never for display
-``keys(key)``                      ``["key[0]", "key[1]", …]`` for a vector-valued fact
-``math(latex)`` / ``display_math(latex)``   MathML, numbers through ``\\tv`` / ``\\lit`` macros (:mod:`.math`)
-``diagram(template, id, title, description)``   inline SVG in a scrollable region (:mod:`.diagrams`)
-``chart(svg)``                     a chart the page's figures drew; it fits its column, so it never scrolls
-``swatch(role)``                   a legend sample of a diagram role's line style or border
-``excerpt(path, region)``          a live code excerpt: a file of the page folder, or ``site_builder/…``
-``cite(id)``                       a citation declared in page.toml, linked, its year and ids verified
-``literal(id, fmt)``               a literal number declared in page.toml
-``href(slug, anchor)``             a link target to another generated page
-``title_of(slug)``                 another generated page's title
-``has_page(slug)``                 whether a page folder of that slug exists (to link to it once it does)
-``downloads``                      ``[{"name", "kind", "href"}]`` published beside the page
+Every name a template sees is in :data:`TEMPLATE_GLOBALS`, with what it gives; every number a template shows
+goes through one of them. AUTHORING.md's table of them is made from it.
 """
 
 from __future__ import annotations
@@ -46,6 +32,40 @@ from .regions import extract_region
 from .templating import describe_failure, page_environment
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding site_builder/
+
+
+# Every name a page template (and its partials) sees: name -> (how it is called, what it gives). AUTHORING.md's table
+# is made from it, and tests/test_authoring_guide.py checks that it names exactly what PageRenderer.render passes.
+TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
+    "tv": ("tv(key, fmt)", "the value as a provenance span (see `site_builder/facts.py`)"),
+    "fact": ("fact(key)", "the raw value, for loops and choosing words, never for display"),
+    "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact'),
+    "math": (
+        "math(latex, spoken=None)",
+        "inline MathML, numbers through `\\tv`, `\\tvec`, `\\tmat` and `\\lit` (`render/math.py`); `spoken` "
+        "names math that stands alone as a table header",
+    ),
+    "display_math": ("display_math(latex)", "the same as a block of its own"),
+    "diagram": (
+        "diagram(template, id, title, description)",
+        "a DOT template drawn as inline SVG in a scrollable region (`render/diagrams.py`)",
+    ),
+    "chart": ("chart(svg)", "a chart the page's figures drew; it fits its column, so it never scrolls"),
+    "swatch": ("swatch(role)", "a legend sample of a diagram role's line style or border"),
+    "excerpt": (
+        "excerpt(path, region, language='python')",
+        "a live code excerpt: a file of the page folder, or `site_builder/…`",
+    ),
+    "cite": ("cite(id)", "a citation declared in page.toml, linked, its year and ids verified"),
+    "literal": ("literal(id, fmt='count')", "a literal number declared in page.toml"),
+    "href": ("href(slug, anchor='')", "a link target to another generated page"),
+    "title_of": ("title_of(slug)", "another generated page's title"),
+    "has_page": ("has_page(slug)", "whether a page folder of that slug exists (to link to it once it does)"),
+    "page": ("page", "this page's `Page` (`page.slug`, `page.title`, `page.chapter`, …; `site_builder/project.py`)"),
+    "trace": ("trace", "the typed trace, read back from its text (`trace.stack[3].plain`), for loops and wording"),
+    "charts": ("charts", "chart id -> inline SVG, as `figures.charts(trace, facts)` returned them"),
+    "downloads": ("downloads", '`[{"name", "kind", "href"}]` published beside the page'),
+}
 
 
 @dataclass
