@@ -162,6 +162,16 @@ def write() -> None:
     print(f"wrote {GUIDE.relative_to(ROOT)}: {', '.join(tables())}", file=sys.stderr)
 
 
+def test_the_readme_names_every_page_folder_and_stays_short():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    slugs = sorted(p.parent.name for p in (ROOT / "pages").glob("*/page.toml"))
+    missing = [slug for slug in slugs if f"{slug}/" not in readme]
+    assert missing == [], f"README.md's 'The pages' does not name {missing}"
+    assert len(readme.encode("utf-8")) < 8192, (
+        "README.md is the front door: move details to AUTHORING.md or ARCHITECTURE.md"
+    )
+
+
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit("usage: python tests/test_authoring_guide.py --write")
