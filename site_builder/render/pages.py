@@ -11,7 +11,6 @@ goes through one of them. AUTHORING.md's table of them is made from it.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,9 +108,27 @@ def code_figure(source: str, path: str, region: str, code: str, language: str) -
     )
 
 
+def double_quoted(text: str) -> str:
+    """``text`` as a double-quoted string that YAML and TOML both read back as ``text``: printable characters
+    (an emoji among them) as they are, a quote and a backslash escaped, anything else as its code point.
+
+    (``json.dumps`` would write an emoji as two surrogate escapes, which YAML reads as two broken characters
+    and TOML refuses.)
+    """
+
+    def escaped(c: str) -> str:
+        if c in '"\\':
+            return "\\" + c
+        if c.isprintable():
+            return c
+        return f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+    return '"' + "".join(map(escaped, text)) + '"'
+
+
 def front_matter(page: Page) -> str:
     """The page's YAML front matter: its title as a double-quoted scalar, so any character is safe."""
-    return f"---\ntitle: {json.dumps(page.title)}\n---\n\n"
+    return f"---\ntitle: {double_quoted(page.title)}\n---\n\n"
 
 
 def heading_html(page: Page, book: FactBook) -> str:

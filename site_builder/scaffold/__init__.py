@@ -14,7 +14,6 @@ one rename, so a failed scaffold leaves no half-written folder.
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import string
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from ..errors import SiteBuilderError, UsageError, os_error
 from ..project import SLUG_RE, Project
+from ..render.pages import double_quoted
 
 FILES = Path(__file__).resolve().parent / "files"
 SUBSTITUTED = ("page.toml", "trace.py")  # files with $title, $url, $order, $section and $version in them
@@ -48,10 +48,10 @@ def new_page(
     if order is None:
         order = float(int(max((p.order for p in pages), default=0.0)) + 1)
     values = {
-        "title": json.dumps(title),
+        "title": double_quoted(title),
         "url": url,
         "order": format(order, "g"),
-        "section": f"section = {json.dumps(section)}\n" if section else "",
+        "section": f"section = {double_quoted(section)}\n" if section else "",
         "version": f"{slug.replace('_', '-')}-v1",
     }
     try:
