@@ -788,7 +788,13 @@ def _conversion_digest(config: MkDocsConfig, files: Files) -> bytes:
     return digest.digest()
 
 
-_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+
+
+def _outside_jinja(text: str) -> list[str]:
+    """The lines of a template with every Jinja tag blanked out, a tag over several lines included (its lines
+    stay, so a line number still names the line)."""
+    return _JINJA.sub(lambda tag: re.sub(r"[^\n]", " ", tag.group()), text).splitlines()
 
 
 def _locate(number: str, origins: tuple[Path, ...], project: Project | None) -> str | None:
@@ -805,11 +811,11 @@ def _locate(number: str, origins: tuple[Path, ...], project: Project | None) -> 
             files.append(origin)
     for file in files:
         try:
-            lines = file.read_text(encoding="utf-8").splitlines()
+            lines = _outside_jinja(file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
             continue
         for number_, line in enumerate(lines, start=1):
-            if pattern.search(_JINJA.sub(" ", line)):
+            if pattern.search(line):
                 shown = project.display(file) if project else str(file)
                 return f"{shown}:{number_}"
     return None
