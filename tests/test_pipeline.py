@@ -386,3 +386,20 @@ def test_pages_run_longest_first_by_the_seconds_they_took_last_time(tmp_path):
     assert [r.page.slug for r in runs] == ["ch24", "path_expansion"], "answers stay in navigation order"
     ran = [line.split()[1] for line in log.progress if line.startswith("fixtures: ") and " ran in " in line]
     assert ran == ["path_expansion", "ch24"], log.progress
+
+
+def test_a_stale_golden_names_the_field_that_changed_however_long_its_line(tmp_path):
+    from site_builder.pipeline import golden_issues
+
+    project = project_with(tmp_path, "path_expansion")
+    (run,) = Log().pipeline(project).run()
+    path = tmp_path / "pages" / "path_expansion" / "golden" / "trace.txt"
+    text = path.read_text(encoding="utf-8")
+    line = next(n for n, row in enumerate(text.splitlines(), start=1) if row.startswith("JACOBIAN "))
+    assert len(text.splitlines()[line - 1]) > 150 and text.count(" paths=16 ") == 1
+    path.write_text(text.replace(" paths=16 ", " paths=15 "), encoding="utf-8")
+    (issue,) = golden_issues(project, run.page, run.trace_text, run.report_text)
+    assert issue.message().startswith(
+        f"pages/path_expansion/golden/trace.txt:{line}: golden trace is stale: "
+        "its JACOBIAN line has 'paths=15' where the fixtures now print 'paths=16'; refresh it with"
+    ), issue.message()

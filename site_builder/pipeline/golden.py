@@ -62,6 +62,14 @@ def _bounded(lines: list[str]) -> tuple[str, ...]:
     return tuple(cut)
 
 
+def changed_word(old: str, new: str) -> tuple[str, str, str]:
+    """The first word (its record) of two lines and their first differing space-separated words: a trace line
+    is ``RECORD field=value ...``, so this names the field that changed, however long the line is."""
+    a, b = old.split(" "), new.split(" ")
+    i = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return a[0], (a[i] if i < len(a) else "(end of line)"), (b[i] if i < len(b) else "(end of line)")
+
+
 def compare(
     project: Project, page: Page, kind: str, fresh: str, parse: Callable[[str, str], Any], path: Path | None = None
 ) -> GoldenIssue | None:
@@ -114,9 +122,14 @@ def compare(
             text.splitlines(), fresh.splitlines(), f"{name} (golden)", f"{kind} (fresh run)", lineterm=""
         )
     )
-    problem = (
-        f"golden {kind} is stale: the file has {shown(repr(a), 120)} where the fixtures now print {shown(repr(b), 120)}"
-    )
+    if a == "(end of file)" or b == "(end of file)":
+        problem = f"golden {kind} is stale: the file has {shown(repr(a), 120)} where the fixtures now print {shown(repr(b), 120)}"
+    else:
+        record, was, now = changed_word(a, b)
+        problem = (
+            f"golden {kind} is stale: its {shown(record, 40)} line has {shown(repr(was), 120)} "
+            f"where the fixtures now print {shown(repr(now), 120)}"
+        )
     return issue(
         problem,
         f"the fresh run's {kind} (first difference on line {number})",
