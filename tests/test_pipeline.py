@@ -403,3 +403,24 @@ def test_a_stale_golden_names_the_field_that_changed_however_long_its_line(tmp_p
         f"pages/path_expansion/golden/trace.txt:{line}: golden trace is stale: "
         "its JACOBIAN line has 'paths=15' where the fixtures now print 'paths=16'; refresh it with"
     ), issue.message()
+
+
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ('"DERIVED.two-to-the-blocks": 2**BLOCKS,', '"DERIVED.two-to-the-blocks": float("nan"),', "DERIVED."),
+        ("sum_norm=float(np.linalg.norm(total)),", 'sum_norm=float("nan"),', "LENGTH[0].sum-norm"),
+    ],
+    ids=["derived", "trace"],
+)
+def test_a_nan_the_page_cannot_publish_names_the_fixtures_run_function(tmp_path, old, new, key):
+    project = project_with(tmp_path, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    text = fixtures.read_text(encoding="utf-8")
+    assert old in text
+    fixtures.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(FixtureRunError) as info:
+        Log().pipeline(project).run()
+    line = next(n for n, row in enumerate(fixtures.read_text().splitlines(), start=1) if row.startswith("def run("))
+    assert str(info.value).startswith(f"pages/path_expansion/fixtures.py:{line}: "), str(info.value)
+    assert key in str(info.value)

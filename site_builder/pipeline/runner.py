@@ -30,6 +30,7 @@ from typing import Any, TextIO
 from ..errors import shown
 from ..project import Project
 from ..trace import layout_of
+from ..trace.numbers import NonFiniteValueError
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -74,6 +75,7 @@ def innermost_own_frame(exc: BaseException) -> tuple[str | None, int | None]:
 def answer(project: Project, slug: str) -> dict[str, Any]:
     """Run one page's fixtures and describe the result as JSON data."""
     started = time.perf_counter()
+    returned_by: tuple[str, int | None] | None = None  # where run() is, once it has returned: its values are its doing
     try:
         page = project.page(slug)
         fixtures = project.module(page, "fixtures")
@@ -81,6 +83,7 @@ def answer(project: Project, slug: str) -> dict[str, Any]:
         if not callable(run):
             raise TypeError(f"{project.display(page.folder)}/fixtures.py defines no run() function")
         result = run()
+        returned_by = (fixtures.__file__ or "", getattr(getattr(run, "__code__", None), "co_firstlineno", 0))
         trace_text = layout_of(type(result.trace)).render(result.trace)
         declared = layout_of(project.module(page, "trace").Trace)
         if declared is not layout_of(type(result.trace)):
@@ -101,6 +104,8 @@ def answer(project: Project, slug: str) -> dict[str, Any]:
         }
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message naming its file and line
         file, line = innermost_own_frame(exc)
+        if returned_by is not None and isinstance(exc, (NonFiniteValueError, _Unpublishable)):
+            file, line = returned_by  # a NaN the trace or the derived values refuse came from run(), not from us
         return {
             "slug": slug,
             "ok": False,
