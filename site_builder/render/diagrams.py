@@ -32,7 +32,7 @@ import jinja2
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
 from ..files import entry_body, remove_entry, store_entry
-from .templating import strict_environment
+from .templating import TemplateFailure, strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
 
@@ -67,6 +67,43 @@ DOT_GLOBALS: dict[str, tuple[str, str]] = {
 
 class DiagramError(SiteBuilderError):
     """Graphviz failed, or the drawn SVG lost a value the template put in."""
+
+
+class DotSyntaxError(DiagramError):
+    """``dot`` refused the DOT text at one of its lines."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+_JINJA_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
+
+
+def template_line(template: str, dot_text: str, dot_line: int) -> int | None:
+    """The line of ``template`` that wrote line ``dot_line`` of the DOT text it rendered: the line whose literal
+    text (what is outside its Jinja tags) appears, in order, in that DOT line, the most literal text winning;
+    None when no line of this template wrote it (it came from an included one, or from a value)."""
+    lines = dot_text.splitlines()
+    if not 1 <= dot_line <= len(lines):
+        return None
+    written = lines[dot_line - 1]
+    best: tuple[int, int] | None = None  # (literal characters, line)
+    for number, line in enumerate(template.splitlines(), start=1):
+        parts = [part.strip() for part in _JINJA_TAG.split(line) if part.strip()]
+        if not parts:
+            continue
+        at = 0
+        for part in parts:
+            at = written.find(part, at)
+            if at < 0:
+                break
+            at += len(part)
+        else:
+            size = sum(map(len, parts))
+            if best is None or size > best[0]:
+                best = (size, number)
+    return best[1] if best else None
 
 
 class DotNotFoundError(ToolMissingError):
@@ -285,7 +322,11 @@ class DiagramRenderer:
             raise DotNotFoundError() from None
         except graphviz.CalledProcessError as exc:
             detail = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
-            raise DiagramError(f"dot rejected the diagram: {shown(detail.strip(), 300)}") from None
+            said = detail.strip()
+            found = re.search(r"syntax error in line (\d+)", said)
+            if found:
+                raise DotSyntaxError(f"dot rejected the diagram: {shown(said, 300)}", int(found.group(1))) from None
+            raise DiagramError(f"dot rejected the diagram: {shown(said, 300)}") from None
         except UnicodeDecodeError as exc:
             raise DiagramError(
                 f"`dot` gave output that is not UTF-8 ({exc.reason} at byte {exc.start}); nothing was cached"
@@ -354,7 +395,13 @@ class DiagramRenderer:
         description_html: str,
     ) -> Diagram:
         dot_text, values = self.dot_source(env, template, book, context, node_roles, edge_roles)
-        raw, was_cached = self.layout(dot_text)
+        try:
+            raw, was_cached = self.layout(dot_text)
+        except DotSyntaxError as exc:
+            source = env.get_template(template)
+            path = Path(source.filename) if source.filename else None
+            line = template_line(path.read_text(encoding="utf-8"), dot_text, exc.line) if path else None
+            raise TemplateFailure(str(exc), self.display(path) if path else template, line) from None
         try:
             svg = postprocess(raw, values.table, diagram_id=diagram_id, title=title, description_html=description_html)
         except DiagramError as exc:
