@@ -20,6 +20,7 @@ import pytest
 
 from helpers import ROOT, mkdocs_env
 from site_builder.files import checksummed
+from site_builder.pipeline import Pipeline
 from site_builder.pipeline import cache as fixture_cache
 from site_builder.project import Project
 from site_builder.render import cache as page_cache
@@ -27,8 +28,13 @@ from site_builder.render import cache as page_cache
 SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
 
 
-def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS) -> Path:
+def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS, results: Path | None = None) -> Path:
+    """A copy of the project at ``root``; with ``results``, also the fixture results of that copied project (its
+    ``.cache/fixtures`` and import lists), so a build there runs no fixture that did not change."""
     root.mkdir(parents=True, exist_ok=True)
+    if results is not None:
+        shutil.copytree(results / ".cache" / "fixtures", root / ".cache" / "fixtures")
+        shutil.copy(results / ".cache" / "imports.json", root / ".cache" / "imports.json")
     shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     for folder in ("docs", "overrides", "templates"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -41,6 +47,14 @@ def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS) -> Path:
 
 # A test that builds a copied project's site, or serves it, is slow (`make test-fast` leaves it out).
 builds_a_site = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project whose every page's fixtures ran once, for the tests that build after a change."""
+    root = copy_project(tmp_path_factory.mktemp("results") / "p")
+    Pipeline(Project.at(root), warn=lambda line: None).run()
+    return root
 
 
 def build(root: Path, out: str = "site") -> subprocess.CompletedProcess[str]:
@@ -95,8 +109,8 @@ def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_pat
 
 
 @builds_a_site
-def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
-    root = copy_project(tmp_path / "p")
+def test_a_stale_golden_still_fails_a_warm_build(tmp_path, fixture_results):
+    root = copy_project(tmp_path / "p", results=fixture_results)
     assert build(root).returncode == 0
     golden = root / "pages" / "path_expansion" / "golden" / "trace.txt"
     text = golden.read_text(encoding="utf-8")
@@ -110,8 +124,8 @@ def test_a_stale_golden_still_fails_a_warm_build(tmp_path):
 
 
 @builds_a_site
-def test_a_typed_number_fails_every_strict_build_not_only_the_first(tmp_path):
-    root = copy_project(tmp_path / "p")
+def test_a_typed_number_fails_every_strict_build_not_only_the_first(tmp_path, fixture_results):
+    root = copy_project(tmp_path / "p", results=fixture_results)
     assert build(root).returncode == 0
     (root / "docs" / "index.md").write_text("# A course\n\nThe pages of a course, all 12 of them.\n", encoding="utf-8")
     for _ in range(2):
@@ -234,8 +248,8 @@ def _until(predicate, seconds: float = 120.0):
 
 
 @builds_a_site
-def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path):
-    root = copy_project(tmp_path / "p")
+def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path, fixture_results):
+    root = copy_project(tmp_path / "p", results=fixture_results)
     template = root / "pages" / "path_expansion" / "page.md.j2"
     good = template.read_text(encoding="utf-8")
     template.write_text(good + "\n{{ no_such_helper() }}\n", encoding="utf-8")
@@ -308,8 +322,8 @@ build(config, serve_url="http://127.0.0.1:8000/")
 
 
 @builds_a_site
-def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path):
-    root = copy_project(tmp_path / "p")
+def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path, fixture_results):
+    root = copy_project(tmp_path / "p", results=fixture_results)
 
     def run(script, *outs):
         return subprocess.run(
