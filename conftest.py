@@ -92,6 +92,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _keep_this_projects_page_modules():
+    """A test that loads a project in another folder makes ``pages`` that folder's package (one at a time, see
+    ``site_builder.project``); afterwards this repository's page modules are put back, so the classes of the
+    session's runs stay the classes every later test imports."""
+    from site_builder.project import PACKAGE
+
+    def page_modules() -> dict:
+        return {n: m for n, m in sys.modules.items() if n == PACKAGE or n.startswith(PACKAGE + ".")}
+
+    before = page_modules()
+    yield
+    if page_modules() != before:
+        for name in page_modules():
+            del sys.modules[name]
+        sys.modules.update(before)
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -42,6 +42,32 @@ class PageConfigError(SiteBuilderError):
     """A page folder's ``page.toml`` is missing, malformed or says something impossible."""
 
 
+def title_problem(title: str) -> str | None:
+    """Why ``title`` cannot be a page's title, if it cannot: it must be one line, and hold no number, since it
+    is shown in every page's navigation, where a number without provenance is refused (write it in words)."""
+    from .check.numbers import scan
+
+    if not title or "\n" in title:
+        return "title must be one non-empty line"
+    found = scan(title)
+    if found:
+        return (
+            f"the title {title!r} holds the number {found[0].text!r}; a title is shown in every page's navigation, "
+            "where no number may appear without provenance: write it in words"
+        )
+    return None
+
+
+def _line_of(path: Path, key: str) -> int:
+    """The line of ``path`` (a TOML file) where the top-level ``key`` is set; 1 when it cannot be found."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+    return next((n for n, line in enumerate(lines, start=1) if pattern.match(line)), 1)
+
+
 @dataclass(frozen=True)
 class Citation:
     """A source a page cites: shown by ``cite(id)``, its year and identifiers verified like any number."""
@@ -193,8 +219,9 @@ def read_page(folder: Path, display: str) -> Page:
     _typed(where, data, _PAGE_KEYS, ("title", "order"))
     slug = folder.name
     title = data["title"].strip()
-    if not title or "\n" in title:
-        raise PageConfigError(f"{where}: title must be one non-empty line")
+    problem = title_problem(title)
+    if problem:
+        raise PageConfigError(f"{where}:{_line_of(folder / 'page.toml', 'title')}: {problem}")
     url = data.get("url", slug.replace("_", "-") + "/")
     if not URL_RE.fullmatch(url):
         raise PageConfigError(

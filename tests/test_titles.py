@@ -44,3 +44,28 @@ def test_a_scaffolded_page_keeps_an_emoji_title_in_page_toml_and_front_matter(tm
     matter = front_matter(page)
     assert yaml.safe_load(matter.strip().strip("-"))["title"] == title
     assert "\\ud83d" not in matter
+
+
+def test_a_title_with_a_number_is_one_error_at_its_page_toml_line(tmp_path):
+    from site_builder.project import PageConfigError
+
+    folder = tmp_path / "pages" / "scaled"
+    shutil.copytree(ROOT / "pages" / "path_expansion", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = folder / "page.toml"
+    lines = toml.read_text(encoding="utf-8").splitlines()
+    line = next(n for n, row in enumerate(lines, start=1) if row.startswith("title ="))
+    lines[line - 1] = 'title = "Scale the branch by 1/sqrt(2L)"'
+    toml.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(PageConfigError) as info:
+        Project.at(tmp_path).pages()
+    message = str(info.value)
+    assert message.startswith(f"pages/scaled/page.toml:{line}: the title ") and "'1'" in message, message
+    assert "\n" not in message
+
+
+def test_site_builder_new_refuses_a_title_with_a_number(tmp_path):
+    from site_builder.errors import UsageError
+
+    with pytest.raises(UsageError, match="holds the number '2'"):
+        new_page(Project.at(tmp_path), "two", "Two views, 2 ways")
+    assert not (tmp_path / "pages" / "two").exists()

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SiteBuilderError, UsageError, os_error
-from ..project import SLUG_RE, Project
+from ..project import SLUG_RE, Project, title_problem
 from ..render.pages import double_quoted
 
 FILES = Path(__file__).resolve().parent / "files"
@@ -36,8 +36,9 @@ def new_page(
     if not SLUG_RE.fullmatch(slug):
         raise UsageError(f"{slug!r} is not a page slug: lower-case letters, digits and '_', starting with a letter")
     title = title.strip()
-    if not title or "\n" in title:
-        raise UsageError("the title is one line of text")
+    problem = title_problem(title)
+    if problem:
+        raise UsageError(problem)
     folder = project.pages_dir / slug
     if folder.exists():
         raise UsageError(f"{project.display(folder)} already exists")
