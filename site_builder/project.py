@@ -24,6 +24,7 @@ import re
 import sys
 import tomllib
 import types
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,10 +46,12 @@ class PageConfigError(SiteBuilderError):
 def title_problem(title: str) -> str | None:
     """Why ``title`` cannot be a page's title, if it cannot: it must be one line, and hold no number, since it
     is shown in every page's navigation, where a number without provenance is refused (write it in words)."""
-    from .check.numbers import scan
-
     if not title or "\n" in title:
         return "title must be one non-empty line"
+    if not any(unicodedata.category(c)[0] == "N" for c in title):
+        return None  # no character a reader reads as a number: the scanner (and its imports) is not needed
+    from .check.numbers import scan
+
     found = scan(title)
     if found:
         return (
