@@ -788,17 +788,10 @@ def _conversion_digest(config: MkDocsConfig, files: Files) -> bytes:
     return digest.digest()
 
 
-_JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
-
-
-def _outside_jinja(text: str) -> list[str]:
-    """The lines of a template with every Jinja tag blanked out, a tag over several lines included (its lines
-    stay, so a line number still names the line)."""
-    return _JINJA.sub(lambda tag: re.sub(r"[^\n]", " ", tag.group()), text).splitlines()
-
-
 def _locate(number: str, origins: tuple[Path, ...], project: Project | None) -> str | None:
     """``FILE:LINE`` of the first template or docs line that types ``number`` outside a Jinja tag."""
+    from .render.templating import literal_lines
+
     digits = number.lstrip("+-\u2212")
     if not digits:
         return None
@@ -811,7 +804,7 @@ def _locate(number: str, origins: tuple[Path, ...], project: Project | None) -> 
             files.append(origin)
     for file in files:
         try:
-            lines = _outside_jinja(file.read_text(encoding="utf-8"))
+            lines = literal_lines(file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
             continue
         for number_, line in enumerate(lines, start=1):

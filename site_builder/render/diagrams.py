@@ -32,7 +32,7 @@ import jinja2
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
 from ..files import entry_body, remove_entry, store_entry
-from .templating import TemplateFailure, strict_environment
+from .templating import TemplateFailure, literal_lines, strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
 
@@ -77,20 +77,17 @@ class DotSyntaxError(DiagramError):
         self.line = line
 
 
-_JINJA_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}")
-
-
 def template_line(template: str, dot_text: str, dot_line: int) -> int | None:
     """The line of ``template`` that wrote line ``dot_line`` of the DOT text it rendered: the line whose literal
-    text (what is outside its Jinja tags) appears, in order, in that DOT line, the most literal text winning;
-    None when no line of this template wrote it (it came from an included one, or from a value)."""
+    words (outside its Jinja tags, :func:`literal_lines`) appear, in order, in that DOT line, the most literal text
+    winning; None when no line of this template wrote it (it came from an included one, or from a value)."""
     lines = dot_text.splitlines()
     if not 1 <= dot_line <= len(lines):
         return None
     written = lines[dot_line - 1]
     best: tuple[int, int] | None = None  # (literal characters, line)
-    for number, line in enumerate(template.splitlines(), start=1):
-        parts = [part.strip() for part in _JINJA_TAG.split(line) if part.strip()]
+    for number, line in enumerate(literal_lines(template), start=1):
+        parts = line.split()
         if not parts:
             continue
         at = 0

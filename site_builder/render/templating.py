@@ -7,6 +7,7 @@ import io
 import marshal
 import os
 import pickle
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,15 @@ CACHE_FORMAT = "site-builder compiled templates 2"  # part of the folder name: e
 
 def _folders(dirs: Folders) -> list[Path]:
     return [Path(dirs)] if isinstance(dirs, (str, Path)) else [Path(d) for d in dirs]
+
+
+JINJA_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)  # an expression, statement or comment
+
+
+def literal_lines(template: str) -> list[str]:
+    """A template's lines with every Jinja tag blanked out, a tag over several lines included: what is left on a
+    line is what that line writes as it is, and a line number still names its line."""
+    return JINJA_TAG.sub(lambda tag: re.sub(r"[^\n]", " ", tag.group()), template).splitlines()
 
 
 class TemplateFailure(SiteBuilderError):
