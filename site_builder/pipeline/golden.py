@@ -110,26 +110,23 @@ def compare(
             f"{exc.reason} (malformed golden {kind})", f"a well-formed {kind}", "a malformed file", exc.line, exc.column
         )
     old, new = text.split("\n"), fresh.split("\n")
-    for number, (a, b) in enumerate(zip(old, new), start=1):  # noqa: B007 - the first differing line is read after the loop
-        if a != b:
-            break
-    else:
+    number = next((n for n, (a, b) in enumerate(zip(old, new), start=1) if a != b), None)
+    if number is not None:  # a line changed: name its record and the field
+        record, was, now = changed_word(old[number - 1], new[number - 1])
+        problem = (
+            f"golden {kind} is stale: its {shown(record, 40)} line has {shown(repr(was), 120)} "
+            f"where the fixtures now print {shown(repr(now), 120)}"
+        )
+    else:  # one text is the other with lines added at its end
         number = min(len(old), len(new)) + 1
         a = old[number - 1] if number <= len(old) else "(end of file)"
         b = new[number - 1] if number <= len(new) else "(end of file)"
+        problem = f"golden {kind} is stale: the file has {shown(repr(a), 120)} where the fixtures now print {shown(repr(b), 120)}"
     diff = list(
         difflib.unified_diff(
             text.splitlines(), fresh.splitlines(), f"{name} (golden)", f"{kind} (fresh run)", lineterm=""
         )
     )
-    if a == "(end of file)" or b == "(end of file)":
-        problem = f"golden {kind} is stale: the file has {shown(repr(a), 120)} where the fixtures now print {shown(repr(b), 120)}"
-    else:
-        record, was, now = changed_word(a, b)
-        problem = (
-            f"golden {kind} is stale: its {shown(record, 40)} line has {shown(repr(was), 120)} "
-            f"where the fixtures now print {shown(repr(now), 120)}"
-        )
     return issue(
         problem,
         f"the fresh run's {kind} (first difference on line {number})",
