@@ -10,13 +10,13 @@ Everything the build checks runs first, through the same pipeline: the
 fixtures, the golden comparison, rendering, and the scan for numbers without
 provenance (on the pages converted to HTML with the site's Markdown
 extensions). Only then is the export written, into a staging folder that
-replaces ``OUT`` in one rename, so a failure writes nothing.
+replaces ``OUT`` in one swap (:func:`site_builder.publish.swap_in`), so a
+failure writes nothing.
 """
 
 from __future__ import annotations
 
 import shutil
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from typing import Any
 from .errors import SiteBuilderError, UsageError, os_error
 from .files import write_atomic
 from .project import Project
+from .publish import remove_tree, staging_name, swap_in
 
 MARK = ".site-builder-export"  # a file that says a folder is an export this command may replace
 
@@ -74,10 +75,10 @@ def export(
     project: Project, out: Path, config_file: Path | None = None, warn: Callable[[str], None] = print
 ) -> Exported:
     """Check everything, then write the export into ``out`` (replacing a previous export there)."""
-    from .check.document import Facts, PageReport, _Doc, check_numbers, parse_html
-    from .pipeline import Pipeline
-    from .plugin import nav_entries
-    from .render.pages import PageRenderer
+    from .build import build_pages
+    from .cache import Store
+    from .check.document import unproven_numbers
+    from .project import nav_additions
 
     config_file = Path(config_file or project.root / "mkdocs.yml")
     out = Path(out).resolve()
@@ -89,22 +90,17 @@ def export(
             raise UsageError(f"{out} exists and is not an export of this command: give an empty or new folder")
     data = _load_yaml(config_file)
 
-    pipeline = Pipeline(project, warn=warn)
     pages = project.pages()
-    runs = pipeline.run(pages)
-    issues = pipeline.goldens(runs)
-    if issues:
-        raise ExportError(issues[0].message())
-    renderer = PageRenderer(project, pages)
-    rendered = [renderer.render(run.page, run) for run in runs]
+    try:
+        built = build_pages(project, pages, Store(project.cache_dir, warn, project.display))
+    except SiteBuilderError as exc:
+        raise ExportError(str(exc)) from None
     convert = _markdown(config_file)
-    for run, page in zip(runs, rendered):
-        report = PageReport()
-        root = parse_html(convert(page.markdown))
-        check_numbers(_Doc.of(root, run.page.html_path), Facts(run.facts).names, report)
-        if report.problems:
-            p = report.problems[0]
-            raise ExportError(f"{run.page.html_path}: {p.element}: {p.found} has no provenance")
+    for page in pages:
+        rendered = built.pages[page.slug]
+        problems = unproven_numbers(convert(rendered.markdown), page.html_path, frozenset(rendered.names))
+        if problems:
+            raise ExportError(f"{page.html_path}: {problems[0].element}: {problems[0].found} has no provenance")
 
     plugins = [
         entry
@@ -113,16 +109,13 @@ def export(
     ]
     data["plugins"] = plugins
     nav = list(data.get("nav") or [])
-    listed = {
-        p for entry in nav for p in (entry.values() if isinstance(entry, dict) else [entry]) if isinstance(p, str)
-    }
-    data["nav"] = nav + nav_entries([p for p in pages if p.page_path not in listed])
+    data["nav"] = nav + nav_additions(nav, pages)
     data["docs_dir"] = "docs"
     data.pop("site_dir", None)
     theme = data.get("theme")
     custom = theme.get("custom_dir") if isinstance(theme, dict) else None
 
-    staging = out.parent / f".{out.name}-{uuid.uuid4().hex[:12]}"
+    staging = staging_name(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(project.docs_dir, staging / "docs")
@@ -130,28 +123,27 @@ def export(
             shutil.copytree(project.root / custom, staging / "overrides")
             theme["custom_dir"] = "overrides"
         files = 0
-        for page in rendered:
-            for path, text in {page.page.page_path: page.markdown, **page.files}.items():
+        for page in pages:
+            rendered = built.pages[page.slug]
+            for path, text in {page.page_path: rendered.markdown, **rendered.files}.items():
                 target = staging / "docs" / path
                 if target.exists():
-                    raise ExportError(f"docs/{path} collides with a generated file of page {page.page.slug}")
+                    raise ExportError(f"docs/{path} collides with a generated file of page {page.slug}")
                 write_atomic(target, text)
                 files += 1
         import yaml
 
         write_atomic(staging / "mkdocs.yml", yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
         (staging / MARK).write_text("written by site-builder render; replaced by the next one\n", encoding="utf-8")
-        if out.exists():
-            old = out.parent / f".{out.name}-old-{uuid.uuid4().hex[:12]}"
-            out.rename(old)
-            staging.rename(out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(out)
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging, warn)
         raise os_error(exc, exc.filename or out, "cannot write the export") from None
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging, warn)
         raise
-    return Exported(out, len(rendered), files)
+    try:
+        swap_in(staging, out, warn)  # the previous export, if any, goes in the same step
+    except SiteBuilderError:
+        remove_tree(staging, warn)
+        raise
+    return Exported(out, len(pages), files)

@@ -161,6 +161,18 @@ def normalize(text: str) -> str:
     return text.replace(MINUS, "-").replace("\u00a0", " ").strip()
 
 
+def fact_names(values: Mapping[str, Any]) -> frozenset[str]:
+    """The names among a page's facts (every string value, and the strings in a list of values): a page may
+    show them, digits and all, as words (a parameter named ``W1``)."""
+    out: set[str] = set()
+    for v in values.values():
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, (tuple, list)):
+            out.update(x for x in v if isinstance(x, str))
+    return frozenset(out)
+
+
 @dataclass
 class FactBook:
     """The facts of one trace (plus derived values), and the shown text of each."""

@@ -50,7 +50,7 @@ def title_problem(title: str) -> str | None:
         return "title must be one non-empty line"
     if not any(unicodedata.category(c)[0] == "N" for c in title):
         return None  # no character a reader reads as a number: the scanner (and its imports) is not needed
-    from .check.numbers import scan
+    from .numerals import scan
 
     found = scan(title)
     if found:
@@ -447,3 +447,58 @@ def _plugin_options(config: Path) -> dict[str, str]:
                 if isinstance(value, str):
                     options[key] = value
     return options
+
+
+def nav_paths(nav: Any) -> set[str]:
+    """Every page path a MkDocs navigation lists, however deep in its sections."""
+    if isinstance(nav, str):
+        return {nav}
+    if isinstance(nav, dict):
+        return set().union(*map(nav_paths, nav.values())) if nav else set()
+    if isinstance(nav, list):
+        return set().union(*map(nav_paths, nav)) if nav else set()
+    return set()
+
+
+def nav_additions(nav: Any, pages: list[Page]) -> list[dict[str, Any]]:
+    """Navigation entries for the generated pages ``nav`` does not list, in their order; pages naming one section
+    share an entry."""
+    listed = nav_paths(nav)
+    entries: list[dict[str, Any]] = []
+    sections: dict[str, list[dict[str, str]]] = {}
+    for page in pages:
+        if page.page_path in listed:
+            continue
+        item = {page.title: page.page_path}
+        if page.section is None:
+            entries.append(item)
+        elif page.section in sections:
+            sections[page.section].append(item)
+        else:
+            sections[page.section] = [item]
+            entries.append({page.section: sections[page.section]})
+    return entries
+
+
+def site_date(root: Path) -> str:
+    """The date pages carry (``YYYY-MM-DD``, UTC): ``SOURCE_DATE_EPOCH``, else the last commit's, else 1970-01-01.
+
+    Never the clock: two builds of the same sources on different days are byte for byte the same.
+    """
+    import os
+    import subprocess
+    from datetime import UTC, datetime
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True, timeout=30
+            )
+            epoch = done.stdout.strip() if done.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            epoch = None
+    try:
+        return datetime.fromtimestamp(int(epoch or 0), UTC).strftime("%Y-%m-%d")
+    except (ValueError, OverflowError, OSError):
+        raise UsageError(f"SOURCE_DATE_EPOCH={epoch!r} is not a number of seconds since 1970") from None

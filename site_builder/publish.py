@@ -230,3 +230,74 @@ def swap_in(staging: Path, site: Path, warn: Warn) -> None:
     except OSError as exc:
         raise os_error(exc, site, "cannot put the new site in place") from None
     remove_tree(aside, warn)
+
+
+class Staging:
+    """One build of ``site``: the lock held from :meth:`start` to :meth:`close`, a staging folder to build into,
+    and :meth:`publish` to make it the site. ``say`` hears that the build waits for another; ``warn`` hears
+    what could not be removed."""
+
+    def __init__(self, site: Path, say: Warn, warn: Warn) -> None:
+        self.site = site
+        self.warn = warn
+        self.lock = SiteLock(site, say)
+        self.folder: Path | None = None
+
+    def start(self, dirty: bool) -> Path:
+        """Take the lock, remove what killed builds left, and make the staging folder (a copy of the site for a
+        ``--dirty`` build); its path."""
+        self.lock.acquire()
+        clean_leftovers(self.site, self.warn)
+        folder = self.folder = staging_name(self.site)
+        try:
+            if dirty and self.site.is_dir():
+                shutil.copytree(self.site, folder, symlinks=True)
+            else:
+                folder.mkdir()
+        except OSError as exc:
+            raise os_error(exc, folder, "cannot create the staging folder") from None
+        return folder
+
+    def publish(self) -> None:
+        """Swap the finished staging folder in as the site, then :meth:`close`."""
+        if self.folder is not None:
+            swap_in(self.folder, self.site, self.warn)
+            self.folder = None
+        self.close()
+
+    def published(self, path: str | bytes) -> str:
+        """A path in the staging folder as the reader knows it: where it would have been published."""
+        shown = os.fsdecode(path)
+        if self.folder is not None:
+            try:
+                return str(self.site / Path(shown).relative_to(self.folder))
+            except ValueError:
+                pass
+        return shown
+
+    def close(self) -> None:
+        """Remove the staging folder (a build that did not finish leaves the old site) and release the lock."""
+        if self.folder is not None:
+            remove_tree(self.folder, self.warn)
+            self.folder = None
+        self.lock.release()
+
+
+def sigterm_interrupts() -> Callable[[], None]:
+    """Make SIGTERM raise KeyboardInterrupt, as Ctrl-C does, so a build cleans up its staging folder; returns
+    what puts the previous handler back (nothing is changed outside the main thread)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+    return restore

@@ -1,24 +1,24 @@
-"""The Graphviz and compiled-template caches: nothing unchecked is stored, nothing damaged is used.
+"""The one cache store, and the diagram and compiled-template kinds: nothing unchecked is stored, nothing damaged
+is used, nothing unused is kept.
 
 Each entry is stored with its SHA-256 when written and checked when read; a
 damaged entry is recomputed with one warning naming it, a cache that cannot
-be written is a warning, and a ``dot`` that exits 0 with something that is not
-SVG fails the diagram without caching it. (The fixture cache has its tests in
-``test_pipeline.py``.)
+be written is one warning, and a ``dot`` that exits 0 with something that is
+not SVG fails the diagram without caching it. (The fixture and rendered-page
+kinds have their tests in ``test_pipeline.py`` and ``test_render_cache.py``.)
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 
 import jinja2
 import pytest
 
+from site_builder.cache import Store, checksummed, entry_body, name
 from site_builder.facts import FactBook
-from site_builder.files import checksummed
 from site_builder.project import EDGE_ROLES, NODE_ROLES
 from site_builder.render import templating
 from site_builder.render.diagrams import DiagramError, DiagramRenderer, dot_environment
@@ -28,6 +28,79 @@ DOT = 'digraph t {\n{{ defaults }}\nn [{{ node("step") }}, label="value\\n{{ val
 ROLES = {"node_roles": NODE_ROLES, "edge_roles": EDGE_ROLES}
 
 
+class Heard(list):
+    def __call__(self, line: str) -> None:
+        self.append(line)
+
+
+def store(folder: Path, heard: Heard | None = None) -> Store:
+    return Store(folder, heard if heard is not None else Heard())
+
+
+def test_an_entry_is_its_body_after_a_line_with_the_bodys_sha256():
+    assert checksummed(b"body") == b"230d8358dc8e8890b4c58deeb62912ee2f20357ae92a5cc861b98e68fe31acb5\nbody"
+    assert entry_body(checksummed(b"two\nlines")) == b"two\nlines"
+    assert entry_body(checksummed(b"body")[:-1]) is None
+    assert entry_body(b"body") is None
+
+
+def test_an_entry_name_hashes_its_parts_each_ended_so_none_runs_into_the_next():
+    assert name("ab", "c") != name("a", "bc") and name("ab", "c") == name(b"ab", b"c")
+    assert len(name("x")) == 64
+
+
+def test_an_entry_written_is_read_back_and_one_never_written_is_none(tmp_path):
+    s = store(tmp_path)
+    s.put("kind", "e1", b"body")
+    assert s.get("kind", "e1", "redo") == b"body" and s.get("kind", "e2", "redo") is None
+    s.put_json("kind", "e3", {"b": [1, 2], "a": None})
+    assert s.get_json("kind", "e3", "redo") == {"a": None, "b": [1, 2]}
+    assert (tmp_path / "kind" / "e3").read_bytes() == checksummed(b'{"a": null, "b": [1, 2]}')
+
+
+@pytest.mark.parametrize(
+    "damage, why",
+    [
+        (lambda p: p.write_bytes(p.read_bytes()[:-2]), "its content does not match its checksum"),
+        (lambda p: p.write_bytes(b"\x00garbage\xff"), "its content does not match its checksum"),
+        (lambda p: (p.unlink(), p.mkdir()), "it is a folder, not a file"),
+        (lambda p: p.write_bytes(checksummed(b"{not json")), "it does not hold JSON (JSONDecodeError)"),
+    ],
+    ids=["cut", "garbage", "a-folder", "whole-but-not-json"],
+)
+def test_a_damaged_entry_is_one_warning_naming_it_and_is_removed(tmp_path, damage, why):
+    store(tmp_path).put_json("kind", "e", [1])
+    damage(tmp_path / "kind" / "e")
+    heard = Heard()
+    assert store(tmp_path, heard).get_json("kind", "e", "computing it again") is None
+    assert heard == [f"{tmp_path}/kind/e: damaged cache entry ({why}); computing it again"]
+    assert not (tmp_path / "kind" / "e").exists()
+
+
+def test_a_store_that_cannot_be_written_says_so_once_per_kind_and_cause(tmp_path):
+    (tmp_path / "kind").write_text("a file where the folder should be", encoding="utf-8")
+    heard = Heard()
+    s = store(tmp_path, heard)
+    for entry in ("e1", "e2", "e3"):
+        s.put("kind", entry, b"body")
+    assert len(heard) == 1 and "cannot write the kind cache" in heard[0] and "built without it" in heard[0], heard
+    assert s.get("kind", "e1", "redo") is None
+
+
+def test_prune_removes_what_the_build_neither_read_wrote_nor_kept_in_the_kinds_it_used(tmp_path):
+    first = store(tmp_path)
+    for entry in ("read", "written", "kept", "unused"):
+        first.put("kind", entry, b"x")
+    first.put("other", "untouched", b"x")
+    second = store(tmp_path)
+    second.get("kind", "read", "redo")
+    second.put("kind", "written", b"y")
+    second.keep("kind", ["kept"])
+    second.prune()
+    assert sorted(os.listdir(tmp_path / "kind")) == ["kept", "read", "written"]
+    assert os.listdir(tmp_path / "other") == ["untouched"], "a kind this build did not use is left alone"
+
+
 def draw(renderer: DiagramRenderer, value: float = 1.5):
     env = dot_environment(jinja2.DictLoader({"t.dot.j2": DOT}))
     return renderer.render(
@@ -35,13 +108,8 @@ def draw(renderer: DiagramRenderer, value: float = 1.5):
     )
 
 
-class Heard(list):
-    def __call__(self, line: str) -> None:
-        self.append(line)
-
-
 def entry(cache: Path) -> Path:
-    (found,) = [p for p in cache.iterdir() if p.suffix == ".svg"]
+    (found,) = list((cache / "diagrams").iterdir())
     return found
 
 
@@ -49,24 +117,21 @@ def entry(cache: Path) -> Path:
     "damage",
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:300]), id="truncated"),
-        pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), id="garbage"),
         pytest.param(
             lambda p: p.write_bytes(checksummed(b"<svg><text>not a graph</text></svg>")), id="whole-but-not-a-drawing"
         ),
         pytest.param(lambda p: p.write_bytes(checksummed(b"\xff\xfe")), id="whole-but-not-utf8"),
-        pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
 )
 def test_a_damaged_diagram_entry_is_drawn_again_with_one_warning(tmp_path, damage):
-    first = draw(DiagramRenderer(tmp_path))
+    first = draw(DiagramRenderer(store(tmp_path)))
     damage(entry(tmp_path))
     heard = Heard()
-    again = DiagramRenderer(tmp_path, heard)
-    drawn = draw(again)
+    drawn = draw(DiagramRenderer(store(tmp_path, heard)))
     assert drawn.svg == first.svg and not drawn.cached
     assert len(heard) == 1 and entry(tmp_path).name in heard[0] and "damaged cache entry" in heard[0], heard
     assert "\n" not in heard[0]
-    assert draw(DiagramRenderer(tmp_path, heard)).cached and len(heard) == 1, "the entry was replaced by a good one"
+    assert draw(DiagramRenderer(store(tmp_path, heard))).cached and len(heard) == 1, "replaced by a good entry"
 
 
 def fake_dot(folder: Path, output: bytes) -> Path:
@@ -93,80 +158,51 @@ def test_a_dot_that_exits_0_with_no_drawing_fails_and_poisons_nothing(tmp_path, 
     with monkeypatch.context() as patch:
         patch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
         with pytest.raises(DiagramError) as info:
-            draw(DiagramRenderer(cache))
+            draw(DiagramRenderer(store(cache)))
     message = str(info.value)
     assert "`dot` gave output that is not" in message and "nothing was cached" in message and "\n" not in message
-    assert not cache.exists() or not any(cache.iterdir())
-    drawn = draw(DiagramRenderer(cache))  # the real dot, under the same key
+    assert not cache.exists() or not any(cache.rglob("*"))
+    drawn = draw(DiagramRenderer(store(cache)))  # the real dot, under the same key
     assert not drawn.cached and 'data-trace="K"' in drawn.svg
 
 
-def test_a_diagram_cache_that_cannot_be_written_is_a_warning_and_the_drawing_is_made(tmp_path):
-    blocked = tmp_path / "cache"
-    blocked.write_text("a file where the cache folder should be", encoding="utf-8")
-    heard = Heard()
-    drawn = draw(DiagramRenderer(blocked, heard))
-    assert 'data-trace="K"' in drawn.svg
-    assert len(heard) == 1 and "cannot write the diagram cache" in heard[0] and "built without it" in heard[0]
-
-
-def test_entries_no_diagram_used_are_pruned(tmp_path):
-    draw(DiagramRenderer(tmp_path), 1.5)
-    old = entry(tmp_path)
-    renderer = DiagramRenderer(tmp_path)
-    draw(renderer, 2.5)
-    assert len(list(tmp_path.iterdir())) == 2
-    renderer.prune()
-    assert [p.name for p in tmp_path.iterdir()] == [entry(tmp_path).name] and not old.exists()
-
-
-def compiled_entries(compiled: Path) -> list[Path]:
-    return sorted(compiled.rglob("*.cache"))
+def compiled_entries(cache: Path) -> list[Path]:
+    return sorted((cache / "templates").iterdir())
 
 
 @pytest.mark.parametrize(
     "damage",
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:100]), id="truncated"),
-        pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff" * 10), id="garbage"),
         pytest.param(lambda p: p.write_bytes(checksummed(b"j2\x00not marshalled code")), id="whole-but-not-code"),
-        pytest.param(lambda p: (p.unlink(), p.mkdir()), id="a-folder"),
     ],
 )
 def test_a_damaged_compiled_template_is_compiled_again_with_one_warning(tmp_path, damage):
-    templates, compiled = tmp_path / "templates", tmp_path / "compiled"
+    templates, cache = tmp_path / "templates", tmp_path / "cache"
     templates.mkdir()
     (templates / "t.md.j2").write_text("{{ word }} one\n", encoding="utf-8")
-    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
-    (cached,) = compiled_entries(compiled)
+    assert page_environment(templates, store(cache)).get_template("t.md.j2").render(word="a") == "a one\n"
+    (cached,) = compiled_entries(cache)
     damage(cached)
     templating._COMPILED.clear()  # as in the next build's process: only the entry on disk is left
     heard = Heard()
-    assert page_environment(templates, compiled, heard).get_template("t.md.j2").render(word="a") == "a one\n"
+    assert page_environment(templates, store(cache, heard)).get_template("t.md.j2").render(word="a") == "a one\n"
     assert len(heard) == 1 and cached.name in heard[0] and "damaged cache entry" in heard[0], heard
     templating._COMPILED.clear()
     quiet = Heard()
-    assert page_environment(templates, compiled, quiet).get_template("t.md.j2").render(word="b") == "b one\n"
+    assert page_environment(templates, store(cache, quiet)).get_template("t.md.j2").render(word="b") == "b one\n"
     assert quiet == [], "the entry was replaced by a good one"
 
 
 def test_environments_of_one_process_share_compiled_code_and_a_changed_source_is_compiled_again(tmp_path):
-    templates, compiled = tmp_path / "templates", tmp_path / "compiled"
+    templates, cache = tmp_path / "templates", tmp_path / "cache"
     templates.mkdir()
     (templates / "t.md.j2").write_text("{{ word }} one\n", encoding="utf-8")
-    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
-    shutil.rmtree(compiled)  # the second environment finds the code in memory, not on disk
-    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a one\n"
+    assert page_environment(templates, store(cache)).get_template("t.md.j2").render(word="a") == "a one\n"
+    (entry_,) = compiled_entries(cache)
+    entry_.unlink()  # the second environment finds the code in memory, not on disk, and keeps its entry alive
+    again = store(cache)
+    assert page_environment(templates, again).get_template("t.md.j2").render(word="a") == "a one\n"
+    assert again.live == {"templates": {entry_.name}}
     (templates / "t.md.j2").write_text("{{ word }} two\n", encoding="utf-8")
-    assert page_environment(templates, compiled).get_template("t.md.j2").render(word="a") == "a two\n"
-
-
-def test_a_compiled_template_cache_that_cannot_be_written_is_a_warning(tmp_path):
-    templates = tmp_path / "templates"
-    templates.mkdir()
-    (templates / "t.md.j2").write_text("{{ word }}\n", encoding="utf-8")
-    blocked = tmp_path / "compiled"
-    blocked.write_text("a file where the cache folder should be", encoding="utf-8")
-    heard = Heard()
-    assert page_environment(templates, blocked, heard).get_template("t.md.j2").render(word="x") == "x\n"
-    assert len(heard) == 1 and "cannot create the compiled-template cache" in heard[0]
+    assert page_environment(templates, store(cache)).get_template("t.md.j2").render(word="a") == "a two\n"

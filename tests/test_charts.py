@@ -10,8 +10,8 @@ from lxml import etree
 from helpers import PROJECT
 from site_builder.check.document import Facts, check_svg
 from site_builder.check.excerpts import Sources
-from site_builder.check.numbers import has_number
 from site_builder.facts import format_fact
+from site_builder.numerals import has_number
 from site_builder.render import charts as chart
 from site_builder.render.charts import (
     Axis,

@@ -17,8 +17,8 @@ from site_builder import check
 from site_builder.check import ALLOWED, Facts, Fresh, Result, check_page, check_svg, html_path, refresh_command
 from site_builder.check.excerpts import Sources
 from site_builder.check.fresh import check_goldens
-from site_builder.check.numbers import scan
 from site_builder.cli import main as cli_main
+from site_builder.numerals import scan
 from site_builder.pipeline import Pipeline
 
 REPO = PROJECT.root

@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 
 from helpers import PAGES, ROOT, faults, page
+from site_builder.cache import Store, checksummed
 from site_builder.check import Verdicts, check_site
-from site_builder.files import checksummed
 
 CHAPTER = page("ch24").html_path
-VERDICTS_FORMAT = "site-builder check verdicts 1"
 
 
 def project_copy(root: Path, cache: Path, slugs: tuple[str, ...] | None = None) -> Path:
     """mkdocs.yml, docs/, templates/ and the page folders (all, or those of ``slugs``) copied to ``root``, with the
     cache folder ``cache``, which starts with the repository's fixture results."""
-    shutil.copytree(ROOT / ".cache" / "fixtures", cache / "fixtures")
+    for kind in ("fixtures", "imports"):
+        shutil.copytree(ROOT / ".cache" / kind, cache / kind)
     for folder in ("docs", "templates"):
         shutil.copytree(ROOT / folder, root / folder)
     for p in PAGES:
@@ -64,29 +64,32 @@ def run(root: Path, site: Path, *options: str, env: dict[str, str] | None = None
 
 def unchecked(root: Path, site: Path) -> list[str]:
     """What ``site-builder check SITE`` prints in the project at ``root`` when it holds no verdicts."""
-    (root.parent / "cache" / "check.json").unlink(missing_ok=True)
+    shutil.rmtree(root.parent / "cache" / "check", ignore_errors=True)
     code, out, err = run(root, site)
     assert err == []
     return out
 
 
 def stored(cache: Path) -> dict[str, object]:
-    body = (cache / "check.json").read_bytes().split(b"\n", 1)[1]
-    return json.loads(body)["documents"]
+    """The verdicts kept, by entry name."""
+    folder = cache / "check"
+    return {p.name: json.loads(p.read_bytes().split(b"\n", 1)[1]) for p in folder.iterdir()} if folder.is_dir() else {}
+
+
+def stamps(cache: Path) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (cache / "check").iterdir()}
 
 
 def test_a_second_check_of_an_unchanged_site_reuses_every_verdict_and_says_the_same(prepared, site_copy, tmp_path):
     heard: list[str] = []
-    first = Verdicts.of(tmp_path / "cache", heard.append)
+    first = Verdicts(Store(tmp_path / "cache", heard.append))
     before = check_site(site_copy, prepared, first)
-    first.save()
     documents = len(list(site_copy.rglob("*.html"))) + len(list(site_copy.rglob("*.svg")))
     assert before.ok and before.pages == documents, before.render()
     assert (first.stored, first.reused) == (documents, 0)
 
-    again = Verdicts.of(tmp_path / "cache", heard.append)
+    again = Verdicts(Store(tmp_path / "cache", heard.append))
     after = check_site(site_copy, prepared, again)
-    again.save()
     assert (again.stored, again.reused) == (0, documents)
     assert after.render() == before.render() == check_site(site_copy, prepared).render()
     assert (after.pages, after.values) == (before.pages, before.values) and after.values >= 1000
@@ -96,9 +99,9 @@ def test_a_second_check_of_an_unchanged_site_reuses_every_verdict_and_says_the_s
 def test_the_command_checks_an_unchanged_site_once_and_prints_the_same_summary(project, site_copy):
     first = run(project, site_copy)
     assert first[0] == 0 and first[1][-1].endswith(", 0 problems") and first[2] == []
-    written = (project.parent / "cache" / "check.json").stat().st_mtime_ns
+    written = stamps(project.parent / "cache")
     assert run(project, site_copy) == first
-    assert (project.parent / "cache" / "check.json").stat().st_mtime_ns == written, "nothing new to keep"
+    assert stamps(project.parent / "cache") == written, "nothing new to keep"
 
 
 def bump_a_value(html: str) -> str:
@@ -178,36 +181,38 @@ def test_a_changed_fact_source_region_or_chart_has_the_page_checked_again(
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes()[:300]), "damaged cache entry", id="truncated"),
         pytest.param(lambda p: p.write_bytes(b"\x00garbage\xff"), "damaged cache entry", id="garbage"),
-        pytest.param(lambda p: (p.unlink(), p.mkdir()), "damaged cache entry", id="a-folder"),
+        pytest.param(lambda p: (p.unlink(), p.mkdir()), "it is a folder, not a file", id="a-folder"),
         pytest.param(
-            lambda p: p.write_bytes(
-                checksummed(json.dumps({"format": VERDICTS_FORMAT, "documents": {"k": {"values": "many"}}}).encode())
-            ),
-            "damaged cache entry",
-            id="whole-but-not-verdicts",
+            lambda p: p.write_bytes(checksummed(json.dumps({"values": "many"}).encode())),
+            "it does not hold a verdict (KeyError)",
+            id="whole-but-not-a-verdict",
         ),
     ],
 )
-def test_a_damaged_verdict_cache_is_one_line_then_a_full_check(project, site_copy, damage, said):
+def test_a_damaged_verdict_is_one_line_and_its_document_is_checked_again(project, site_copy, damage, said):
     first = run(project, site_copy)
     assert first[0] == 0
-    damage(project.parent / "cache" / "check.json")
+    entry = sorted((project.parent / "cache" / "check").iterdir())[0]
+    damage(entry)
     code, out, err = run(project, site_copy)
     assert (code, out) == first[:2]
-    assert len(err) == 1 and "check.json: " in err[0] and said in err[0], err
-    assert run(project, site_copy) == first, "the file was written again, whole"
+    assert err == [f"{entry}: damaged cache entry ({said}); checking the document again"] or (
+        len(err) == 1 and said in err[0] and str(entry) in err[0]
+    ), err
+    assert run(project, site_copy) == first, "the entry was written again, whole"
 
 
 def test_fresh_neither_reads_nor_writes_the_verdicts(built_site, tmp_path, site_copy):
     root = project_copy(tmp_path / "project", tmp_path / "cache", slugs=("ch24", "path_expansion"))
-    verdicts = tmp_path / "cache" / "check.json"
+    verdicts = tmp_path / "cache" / "check"
     fresh = run(root, site_copy, "--fresh")
     assert not verdicts.exists()
     cached = run(root, site_copy)
-    assert cached == fresh and verdicts.is_file()
-    verdicts.write_bytes(b"\x00garbage\xff")
-    assert run(root, site_copy, "--fresh") == fresh, "a damaged file is not even read"
-    assert verdicts.read_bytes() == b"\x00garbage\xff"
+    assert cached == fresh and any(verdicts.iterdir())
+    entry = sorted(verdicts.iterdir())[0]
+    entry.write_bytes(b"\x00garbage\xff")
+    assert run(root, site_copy, "--fresh") == fresh, "a damaged entry is not even read"
+    assert entry.read_bytes() == b"\x00garbage\xff"
 
 
 def test_only_the_verdicts_of_the_checked_documents_are_kept(project, site_copy):
@@ -225,8 +230,8 @@ def test_a_verdict_cache_that_cannot_be_written_is_one_line_and_the_check_succee
     cache = project.parent / "cache"
     code, out, err = run(project, site_copy, env=faults({"op": "write", "match": f"{cache}/*", "errno": "ENOSPC"}))
     assert code == 0 and out[-1].endswith(", 0 problems"), out + err
-    assert err == [
-        f"{cache / 'check.json'}: cannot write the check cache: no space left on the device "
-        "(the site is checked without it)"
-    ]
-    assert sorted(p.name for p in cache.iterdir()) == ["fixtures"]
+    assert len(err) == 1 and err[0].startswith(f"{cache / 'check'}/"), err
+    assert err[0].endswith(
+        ": cannot write the check cache: no space left on the device (the site is checked without it)"
+    )
+    assert stored(cache) == {}

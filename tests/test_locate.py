@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from site_builder.plugin import _locate
+from site_builder.scan import locate as _locate
 
 
 def test_a_typed_number_is_located_below_a_jinja_tag_over_several_lines_that_holds_the_same_digits(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, golden
+from site_builder.cache import Store
 from site_builder.pipeline import FixtureRunError, Pipeline, cache
 from site_builder.pipeline.sources import fixture_sources
 from site_builder.project import Project
@@ -22,6 +23,23 @@ def project_with(tmp_path: Path, *slugs: str) -> Project:
         shutil.copytree(ROOT / "pages" / slug, tmp_path / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "templates", tmp_path / "templates")
     return Project.at(tmp_path)
+
+
+def fixture_entry(project: Project, slug: str) -> Path:
+    """The one fixture-cache entry of ``slug`` (``.cache/fixtures/SLUG-KEY``)."""
+    (found,) = (project.cache_dir / "fixtures").glob(f"{slug}-*")
+    return found
+
+
+def forge(project: Project, slug: str, **changes) -> cache.Entry:
+    """Write the page's entry again, under its own key, with ``changes``; the entry as it was."""
+    path = fixture_entry(project, slug)
+    store = Store(project.cache_dir, print)
+    key = path.name[len(slug) + 1 :]
+    entry = cache.load(store, slug, key)
+    assert entry is not None
+    cache.store_entry(store, slug, key, cache.Entry(**{**vars(entry), **changes}))
+    return entry
 
 
 class Log:
@@ -39,10 +57,10 @@ def test_cold_then_warm_then_one_page_stale(tmp_path):
     cold = log.pipeline(project).run()
     assert [r.cached for r in cold] == [False, False, False]
     assert [r.trace_text for r in cold] == [golden(s) for s in ("ch24", "identity_init", "path_expansion")]
-    assert sorted(p.name for p in (tmp_path / ".cache" / "fixtures").iterdir()) == [
-        "ch24.json",
-        "identity_init.json",
-        "path_expansion.json",
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / ".cache" / "fixtures").iterdir()) == [
+        "ch24",
+        "identity_init",
+        "path_expansion",
     ]
     assert any("ch24 ran in" in line for line in log.progress)
 
@@ -54,7 +72,9 @@ def test_cold_then_warm_then_one_page_stale(tmp_path):
     fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     mixed = log.pipeline(project).run()
     assert [r.cached for r in mixed] == [True, True, False]
-    assert len(list((tmp_path / ".cache" / "fixtures").iterdir())) == 3, "one entry per page, the stale one replaced"
+    assert len(list((tmp_path / ".cache" / "fixtures").glob("path_expansion-*"))) == 2, (
+        "the stale one stays until a build prunes it"
+    )
 
 
 def test_a_template_edit_keeps_the_cached_run(tmp_path):
@@ -91,23 +111,22 @@ def test_the_fixtures_depend_on_the_engine_files_they_import():
 def test_a_damaged_entry_is_run_again_with_one_warning(tmp_path, damage):
     project = project_with(tmp_path, "ch24")
     Log().pipeline(project).run()
-    entry = cache.entry_path(project.cache_dir, "ch24")
+    entry = fixture_entry(project, "ch24")
     damage(entry)
     log = Log()
     (run,) = log.pipeline(project).run()
     assert not run.cached and run.trace_text == golden("ch24")
-    assert len(log.warnings) == 1 and ".cache/fixtures/ch24.json" in log.warnings[0]
-    assert "damaged" in log.warnings[0]
-    assert entry.is_file() and cache.load(entry) is not None, "the entry is replaced by a good one"
+    assert len(log.warnings) == 1 and f".cache/fixtures/{entry.name}: damaged cache entry (" in log.warnings[0]
+    assert log.warnings[0].endswith("; running the fixtures again"), log.warnings
+    (again,) = Log().pipeline(project).run()
+    assert again.cached, "the entry is replaced by a good one"
 
 
 def test_an_entry_whose_trace_no_longer_parses_is_run_again(tmp_path):
     project = project_with(tmp_path, "path_expansion")
     Log().pipeline(project).run()
-    path = cache.entry_path(project.cache_dir, "path_expansion")
-    entry = cache.load(path)
-    assert entry is not None
-    cache.store(path, cache.Entry(entry.key, entry.trace.replace("BRANCH", "BRUNCH", 1), None, entry.derived, 0.0))
+    entry = forge(project, "path_expansion")
+    forge(project, "path_expansion", trace=entry.trace.replace("BRANCH", "BRUNCH", 1))
     log = Log()
     (run,) = log.pipeline(project).run()
     assert not run.cached and any("damaged" in w for w in log.warnings)
@@ -184,12 +203,19 @@ def test_fixtures_run_with_one_blas_thread_whatever_the_caller_set(tmp_path, mon
     }
 
 
-def test_entries_of_pages_that_no_longer_exist_are_pruned(tmp_path):
+def test_pruning_after_a_run_removes_the_entries_of_old_keys_and_of_pages_that_no_longer_exist(tmp_path):
     project = project_with(tmp_path, "path_expansion", "identity_init")
     Log().pipeline(project).run()
+    old = fixture_entry(project, "path_expansion")
+    fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
+    fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     shutil.rmtree(tmp_path / "pages" / "identity_init")
-    Log().pipeline(Project.at(tmp_path)).run()
-    assert sorted(p.name for p in (tmp_path / ".cache" / "fixtures").iterdir()) == ["path_expansion.json"]
+    project = Project.at(tmp_path)
+    store = Store(project.cache_dir, print)
+    Log().pipeline(project, store=store).run()
+    store.prune()
+    (kept,) = (tmp_path / ".cache" / "fixtures").iterdir()
+    assert kept.name.startswith("path_expansion-") and kept != old
 
 
 def test_a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on(tmp_path):
@@ -198,10 +224,11 @@ def test_a_cache_that_cannot_be_written_is_a_warning_and_the_run_goes_on(tmp_pat
     log = Log()
     (run,) = log.pipeline(project).run()
     assert run.trace_text == golden("path_expansion")
-    # One warning per cache that cannot be written: the fixture results and the import lists of the sources.
+    # One warning per kind that cannot be written: the import lists of the sources and the fixture results.
     assert len(log.warnings) == 2, log.warnings
-    assert log.warnings[0].startswith(".cache/imports.json: cannot write")
-    assert log.warnings[1].startswith(".cache/fixtures/path_expansion.json: cannot write")
+    assert log.warnings[0].startswith(".cache/imports/") and "cannot write the import-list cache" in log.warnings[0]
+    assert log.warnings[1].startswith(".cache/fixtures/path_expansion-")
+    assert "cannot write the fixture cache" in log.warnings[1]
 
 
 def test_the_checker_reuses_a_current_entry_and_fresh_reads_nothing(tmp_path):
@@ -209,11 +236,9 @@ def test_the_checker_reuses_a_current_entry_and_fresh_reads_nothing(tmp_path):
 
     project = project_with(tmp_path, "path_expansion")
     Log().pipeline(project).run()
-    path = cache.entry_path(project.cache_dir, "path_expansion")
-    entry = cache.load(path)
-    assert entry is not None
-    forged = {**entry.derived, "DERIVED.two-to-the-blocks": 99}
-    cache.store(path, cache.Entry(entry.key, entry.trace, entry.report, forged, entry.seconds))
+    entry = forge(project, "path_expansion")
+    forge(project, "path_expansion", derived={**entry.derived, "DERIVED.two-to-the-blocks": 99})
+    path = fixture_entry(project, "path_expansion")
     (reused,) = collect(project).pages
     assert reused.run.cached and reused.facts["DERIVED.two-to-the-blocks"] == 99  # proven current
     before = path.read_bytes()
@@ -233,19 +258,6 @@ def test_an_entry_made_for_other_sources_is_never_used_by_the_checker(tmp_path):
     fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\n# an edit\n", encoding="utf-8")
     (checked,) = collect(project).pages
     assert not checked.run.cached
-
-
-def test_a_cache_entry_is_its_checksum_then_its_body_and_a_cut_or_changed_one_is_refused():
-    from site_builder.files import checksummed, entry_body
-
-    entry = checksummed(b"body")
-    assert entry == b"230d8358dc8e8890b4c58deeb62912ee2f20357ae92a5cc861b98e68fe31acb5\nbody"
-    assert entry_body(entry) == b"body"
-    assert entry_body(entry[:-1]) is None, "cut"
-    assert entry_body(entry.replace(b"body", b"bodY")) is None, "changed"
-    assert entry_body(b"body") is None, "no checksum line"
-    older = entry.replace(b"\n", b" " + b"0" * 64 + b"\n", 1)  # the first line once carried a second word
-    assert entry_body(older) == b"body"
 
 
 def test_nothing_is_written_outside_the_checkout(tmp_path, monkeypatch):
@@ -356,21 +368,24 @@ def test_site_builder_terminated_stops_its_fixture_processes_and_says_so_in_one_
         os.kill(int(started.read_text()), 0)
 
 
-def test_with_only_the_fixture_entries_kept_keys_need_no_parse_and_new_bytes_are_parsed(tmp_path, monkeypatch):
+def test_keys_parse_only_the_sources_whose_bytes_the_store_has_not_seen(tmp_path, monkeypatch):
     from site_builder.pipeline import sources
 
     project = project_with(tmp_path, "path_expansion")
-    Log().pipeline(project).run()
-    first = cache.page_keys(project, project.pages(), lambda line: None)
-    (tmp_path / ".cache" / "imports.json").unlink()
+    store = Store(project.cache_dir, print)
     parsed: list[str] = []
     real = sources._parse_imports
     monkeypatch.setattr(sources, "_parse_imports", lambda *a: parsed.append(a[1]) or real(*a))
-    assert cache.page_keys(project, project.pages(), lambda line: None) == first
-    assert parsed == [], "every import list came from the page's fixture entry"
+    first = cache.page_keys(project, project.pages(), store)
+    assert len(parsed) > 10 and len(list((project.cache_dir / "imports").iterdir())) == len(parsed)
+    parsed.clear()
+    assert cache.page_keys(project, project.pages(), Store(project.cache_dir, print)) == first
+    assert parsed == [], "every import list came from the store"
+    assert cache.page_keys(project, project.pages(), None) == first and parsed, "the store changes no key"
+    parsed.clear()
     fixtures = tmp_path / "pages" / "path_expansion" / "fixtures.py"
     fixtures.write_text(fixtures.read_text(encoding="utf-8") + "\nimport json\n", encoding="utf-8")
-    assert cache.page_keys(project, project.pages(), lambda line: None) != first
+    assert cache.page_keys(project, project.pages(), Store(project.cache_dir, print)) != first
     assert parsed == [str(fixtures)], "only the file whose bytes changed"
 
 
@@ -378,9 +393,9 @@ def test_pages_run_longest_first_by_the_seconds_they_took_last_time(tmp_path):
     project = project_with(tmp_path, "ch24", "path_expansion")
     Log().pipeline(project).run()
     for slug, seconds in (("ch24", 0.01), ("path_expansion", 9.0)):  # stale keys, known durations
-        path = cache.entry_path(project.cache_dir, slug)
-        entry = cache.load(path)
-        cache.store(path, cache.Entry("stale", entry.trace, entry.report, entry.derived, seconds, entry.imports))
+        forge(project, slug, seconds=seconds)
+        path = fixture_entry(project, slug)
+        path.rename(path.with_name(f"{slug}-{'0' * 64}"))
     log = Log()
     runs = log.pipeline(project, jobs=1).run()
     assert [r.page.slug for r in runs] == ["ch24", "path_expansion"], "answers stay in navigation order"

@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, mkdocs_env
-from site_builder.files import checksummed
+from site_builder.cache import Store, checksummed
 from site_builder.pipeline import Pipeline
 from site_builder.pipeline import cache as fixture_cache
 from site_builder.project import Project
 from site_builder.render import cache as page_cache
+from site_builder.render.pages import RenderedPage
 
 SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
 
@@ -33,8 +34,8 @@ def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS, results: Path | Non
     ``.cache/fixtures`` and import lists), so a build there runs no fixture that did not change."""
     root.mkdir(parents=True, exist_ok=True)
     if results is not None:
-        shutil.copytree(results / ".cache" / "fixtures", root / ".cache" / "fixtures")
-        shutil.copy(results / ".cache" / "imports.json", root / ".cache" / "imports.json")
+        for kind in ("fixtures", "imports"):
+            shutil.copytree(results / ".cache" / kind, root / ".cache" / kind)
     shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     for folder in ("docs", "overrides", "templates"):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -145,7 +146,7 @@ def keyed(tmp_path):
 
     def keys() -> dict[str, str]:
         pages = Project.at(root).pages()
-        fixture_keys = fixture_cache.page_keys(project, pages, lambda line: None)
+        fixture_keys = fixture_cache.page_keys(project, pages, None)
         render = page_cache.Keys(project.templates_dir, pages)
         return {p.slug: render.key(p, fixture_keys[p.slug]) for p in pages}
 
@@ -204,20 +205,22 @@ def test_the_package_and_the_installed_versions_are_inputs(keyed, monkeypatch, t
 # -- entries ---------------------------------------------------------------------------------------------------
 
 
-def _entry() -> page_cache.Entry:
-    return page_cache.Entry("k", "# page\n", {"p/trace.txt": "T\n"}, 3, ("tanh",), "T\n", None, ("d.svg",))
+def _page() -> RenderedPage:
+    return RenderedPage("# page\n", {"p/trace.txt": "T\n"}, 3, ("tanh",), "T\n", None, ("d",))
 
 
-def test_an_entry_round_trips_and_a_damaged_one_is_refused(tmp_path):
-    path = tmp_path / "pages" / "x.json"
-    page_cache.store(path, _entry())
-    assert page_cache.load(path) == _entry()
-    path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(page_cache.DamagedEntry, match="checksum"):
-        page_cache.load(path)
+def test_an_entry_round_trips_and_a_damaged_one_is_refused_with_one_warning(tmp_path):
+    heard: list[str] = []
+    store = Store(tmp_path, heard.append)
+    page_cache.store_page(store, "k", _page())
+    assert page_cache.load(store, "k") == _page() and heard == []
+    path = tmp_path / "pages" / "k"
     path.write_bytes(checksummed(b"[1, 2]"))
-    with pytest.raises(page_cache.DamagedEntry, match="does not hold"):
-        page_cache.load(path)
+    assert page_cache.load(store, "k") is None
+    assert heard == [
+        f"{path}: damaged cache entry (it does not hold a rendered page (AttributeError)); rendering the page again"
+    ]
+    assert not path.exists()
 
 
 # -- mkdocs serve ----------------------------------------------------------------------------------------------

@@ -413,9 +413,10 @@ class Project:
     def __init__(self, root: Path, cache: Path):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
-        seed = ROOT / ".cache" / "fixtures"
-        if seed.is_dir() and not (cache / "fixtures").exists():
-            shutil.copytree(seed, cache / "fixtures")
+        for kind in ("fixtures", "imports"):
+            seed = ROOT / ".cache" / kind
+            if seed.is_dir() and not (cache / kind).exists():
+                shutil.copytree(seed, cache / kind)
         shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
         for folder in ("docs", "overrides", "templates", "pages"):
             shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "test_*.py"))
@@ -669,13 +670,18 @@ def test_docs_snapshot_sees_a_new_file(tmp_path):
 def test_generated_pages_are_added_to_the_nav_in_order_and_by_section():
     import dataclasses
 
-    from site_builder.plugin import nav_entries
+    from site_builder.project import nav_additions
 
     chapter = dataclasses.replace(CH24, title="Chapter", url="chapter-24/")
     first = dataclasses.replace(CH24, title="First", url="evidence/first/", section="Evidence")
     alone = dataclasses.replace(CH24, title="Alone", url="notes/alone/")
     second = dataclasses.replace(CH24, title="Second", url="evidence/second/", section="Evidence")
-    assert nav_entries([chapter, first, alone, second]) == [
+    listed = [{"Home": "index.md"}, {"Listed": ["chapter-24/index.md"]}]
+    assert nav_additions(listed, [chapter, first, alone, second]) == [
+        {"Evidence": [{"First": "evidence/first/index.md"}, {"Second": "evidence/second/index.md"}]},
+        {"Alone": "notes/alone/index.md"},
+    ], "a page the navigation lists already, however deep, is not added again"
+    assert nav_additions(None, [chapter, first, alone, second]) == [
         {"Chapter": "chapter-24/index.md"},
         {"Evidence": [{"First": "evidence/first/index.md"}, {"Second": "evidence/second/index.md"}]},
         {"Alone": "notes/alone/index.md"},
@@ -688,6 +694,7 @@ def test_generated_pages_are_added_to_the_nav_in_order_and_by_section():
 def test_diagram_text_survives_quotes_backslashes_and_markup(tmp_path):
     import jinja2
 
+    from site_builder.cache import Store
     from site_builder.facts import FactBook
     from site_builder.project import EDGE_ROLES, NODE_ROLES
     from site_builder.render.diagrams import DiagramRenderer, dot_environment
@@ -698,7 +705,7 @@ def test_diagram_text_survives_quotes_backslashes_and_markup(tmp_path):
             "t.dot.j2": 'digraph t {\n{{ defaults }}\nn [{{ node("step") }}, label="name\\n{{ value("n", "K", "name") }}"];\n}\n'
         }
     )
-    renderer = DiagramRenderer(tmp_path)
+    renderer = DiagramRenderer(Store(tmp_path, print))
     roles = {"node_roles": NODE_ROLES, "edge_roles": EDGE_ROLES}
     env = dot_environment(loader)
     drawn = renderer.render(
@@ -776,14 +783,15 @@ def test_two_cold_builds_are_byte_identical(tmp_path):
 
 
 def test_compiled_templates_are_reused_only_while_the_source_is_unchanged(tmp_path):
+    from site_builder.cache import Store
     from site_builder.render.diagrams import dot_environment
     from site_builder.render.templating import page_environment
 
-    templates, compiled = tmp_path / "templates", tmp_path / "compiled"
+    templates, compiled = tmp_path / "templates", Store(tmp_path / "cache", print)
     templates.mkdir()
     (templates / "t.md.j2").write_text("{{ word }} one\n", encoding="utf-8")
     assert page_environment(templates, compiled).get_template("t.md.j2").render(word="<b>") == "&lt;b&gt; one\n"
-    assert list(compiled.rglob("*.cache")), "the compiled template is kept"
+    assert list((tmp_path / "cache" / "templates").iterdir()), "the compiled template is kept"
     (templates / "t.md.j2").write_text("{{ word }} two\n", encoding="utf-8")
     assert page_environment(templates, compiled).get_template("t.md.j2").render(word="<b>") == "&lt;b&gt; two\n"
     # An environment that escapes differently never loads the page environment's code.
@@ -824,12 +832,12 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
     project, cache = own_cache, tmp_path / "cache"
     diagram = sorted((cache / "diagrams").iterdir())[0]
     diagram.write_bytes(diagram.read_bytes()[:200])
-    compiled = sorted((cache / "templates").rglob("*.cache"))[0]
+    compiled = sorted((cache / "templates").iterdir())[0]
     compiled.write_bytes(b"\x80\x04garbage")
-    fixtures = cache / "fixtures" / "claims.json"
+    (fixtures,) = (cache / "fixtures").glob("claims-*")
     fixtures.unlink()
     fixtures.mkdir()
-    rendered = cache / "pages" / "claims.json"
+    rendered = sorted((cache / "pages").iterdir())[0]
     rendered.write_bytes(rendered.read_bytes()[:-10])
     for entry in (cache / "pages").iterdir():  # every other page is rendered again, so the caches under it are read
         if entry != rendered:
@@ -846,13 +854,15 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
 
 
 def test_a_damaged_number_scan_cache_is_one_warning_and_the_next_build_mends_it(own_cache, tmp_path):
-    scan = tmp_path / "cache" / "scan.json"
+    scan = sorted((tmp_path / "cache" / "scan").iterdir())[0]
     scan.unlink()
     scan.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
     done = own_cache.build()
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
-    assert len(warned) == 1 and "scan.json: damaged cache entry (it is a folder, not a file)" in warned[0], warned
+    assert len(warned) == 1 and f"scan/{scan.name}: damaged cache entry (it is a folder, not a file)" in warned[0], (
+        warned
+    )
     again = own_cache.build()
     assert again.returncode == 0 and warnings_of(again) == [] and scan.is_file(), warnings_of(again)
 
@@ -987,6 +997,7 @@ def test_a_site_that_cannot_be_written_is_one_line_and_the_old_site_stays(tmp_pa
 @pytest.mark.slow
 def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_succeeds(tmp_path):
     project = Project(tmp_path / "copy", tmp_path / "cache")
+    shutil.rmtree(tmp_path / "cache" / "imports")  # every kind but the fixture results has something to write
     before = {p for p in (tmp_path / "cache").rglob("*") if p.is_file()}  # the fixture results it starts from
     done = project.build(**faults({"op": "write", "match": f"{tmp_path}/cache/*", "errno": "ENOSPC"}))
     assert done.returncode == 0, done.stdout + done.stderr

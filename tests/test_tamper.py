@@ -17,7 +17,7 @@ from lxml import etree
 from helpers import PAGES, page
 from site_builder import check
 from site_builder.check import check_site, check_tree, parse_html
-from site_builder.check.numbers import NUMBER_RE
+from site_builder.numerals import NUMBER_RE
 
 CHAPTER = page("ch24").html_path
 GENERATED = [p.html_path for p in PAGES]

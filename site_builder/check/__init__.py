@@ -13,7 +13,7 @@ sources, and whole by its checksum), the other pages run fresh;
    (``data-source="PATH#REGION"``) the current source region, each chart
    exactly the drawing its page's figures make from the fresh run, and no
    other text or attribute a reader sees or hears may carry a number, except
-   the few in :data:`~site_builder.check.numbers.ALLOWED` (see
+   the few in :data:`~site_builder.numerals.ALLOWED` (see
    :mod:`~site_builder.check.document`); every number in the search index
    must be one its page shows;
 3. checks that each generated page shows every entry its ``PageSource.shows``
@@ -49,12 +49,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..cache import Store
 from ..errors import shown
+from ..numerals import ALLOWED, Allowed
 from ..pipeline import refresh_command
 from ..project import Project
 from .document import Facts, PageReport, check_document, check_heading, check_svg, parse_html, parse_svg
 from .fresh import Fresh, FreshPage, collect, html_path
-from .numbers import ALLOWED, Allowed
 from .problems import Problem, Result
 from .site import Setup, SiteError, check_page, check_site, check_tree, setup
 from .verdicts import Verdicts
@@ -100,11 +101,10 @@ def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) 
     proven current, and neither reads nor writes the verdict cache.
     """
     prepared = setup(project, rerun=fresh)
-    verdicts = None
-    if not fresh:
-        verdicts = Verdicts.of(prepared.project.cache_dir, _warn, prepared.project.display)
-    result = check_site(Path(site_dir), prepared, verdicts)
-    if verdicts is not None:
-        verdicts.save()
+    project = prepared.project
+    store = None if fresh else Store(project.cache_dir, _warn, project.display, "the site is checked without it")
+    result = check_site(Path(site_dir), prepared, Verdicts(store) if store is not None else None)
+    if store is not None:
+        store.prune()  # the verdicts of this check's documents, and nothing else of that kind
     sys.stdout.write(result.render())
     return 0 if result.ok else 1

@@ -7,8 +7,8 @@ Three things are checked on a parsed document:
 - every code excerpt whose container carries ``data-source`` equals the
   current source region;
 - no other text a reader sees or hears contains a number (see
-  :mod:`site_builder.check.numbers`), unless an entry of
-  :data:`site_builder.check.numbers.ALLOWED` covers it.
+  :mod:`site_builder.numerals`), unless an entry of
+  :data:`site_builder.numerals.ALLOWED` covers it.
 
 What a reader sees or hears is everything of the page: its ``<title>`` and
 description, the whole ``<body>`` (content, navigation, header, footer, every
@@ -43,10 +43,10 @@ from typing import Any
 from lxml import etree
 
 from ..errors import shown
-from ..facts import FORMATS, FactBook, UnknownFact, formatter
+from ..facts import FORMATS, FactBook, UnknownFact, fact_names, formatter
+from ..numerals import ALLOWED, Allowed, Found, scan
 from .coverage import Node, Shown
 from .excerpts import RegionError, Sources, compare
-from .numbers import ALLOWED, Allowed, Found, scan
 from .problems import Problem, quote
 
 # Inline HTML elements: their text runs on with the text around them.
@@ -88,17 +88,7 @@ class Facts:
 
     @cached_property
     def names(self) -> frozenset[str]:
-        return _names(self.values or {})
-
-
-def _names(values: Mapping[str, Any]) -> frozenset[str]:
-    out: set[str] = set()
-    for v in values.values():
-        if isinstance(v, str):
-            out.add(v)
-        elif isinstance(v, (tuple, list)):
-            out.update(x for x in v if isinstance(x, str))
-    return frozenset(out)
+        return fact_names(self.values or {})
 
 
 @dataclass
@@ -706,6 +696,14 @@ def shown_by_styles(root: etree._Element) -> frozenset[str]:
     for el in root.iter("style", "{*}style"):
         out |= css_content("".join(el.itertext()))[1]
     return frozenset(out)
+
+
+def unproven_numbers(html: str, page: str, names: frozenset[str]) -> list[Problem]:
+    """The numbers a built page (its HTML, at site path ``page``) shows without provenance; ValueError when the
+    HTML cannot be read. What the build's number scan and ``site-builder render`` ask of every page."""
+    report = PageReport()
+    check_numbers(_Doc.of(parse_html(html), page), names, report)
+    return report.problems
 
 
 def check_numbers(

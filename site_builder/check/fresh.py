@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..pipeline import PageRun, Pipeline, version_of
-from ..pipeline.golden import compare
+from ..pipeline.golden import golden_issues
 from ..project import Page, Project, served_folder
 from ..trace import layout_of
 from .document import Facts
@@ -93,16 +93,16 @@ def html_path(page_path: str) -> str:
 
 def collect(project: Project, pipeline: Pipeline | None = None, *, fresh: bool = False) -> Fresh:
     """Every page's run: a fixture-cache entry is used only where it is proven current (made for exactly the
-    current sources and whole by its checksum, see :mod:`site_builder.files`); every other page runs
+    current sources and whole by its checksum, see :mod:`site_builder.cache`); every other page runs
     fresh. With ``fresh``, the cache is neither read nor written and every page runs.
 
     A page that fails is a finding.
     """
     pipeline = pipeline or Pipeline(project, warn=lambda line: None)
     pages = project.pages()
-    failed: dict[str, str] = {}
-    found = {run.page.slug: run for run in pipeline.run(pages, use_cache=not fresh, failed=failed)}
-    runs = [found.get(p.slug) or failed.get(p.slug, "the fixtures gave no answer") for p in pages]
+    attempt = pipeline.attempt(pages, use_cache=not fresh)
+    found = {run.page.slug: run for run in attempt.runs}
+    runs = [found.get(p.slug) or attempt.failed.get(p.slug, "the fixtures gave no answer") for p in pages]
     return fresh_from(project, pages, runs)
 
 
@@ -127,19 +127,10 @@ def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None
             where = project.display(p.source.folder)
             problems.append(Problem(where, 0, "fixtures", "a run that completes", p.error or "?", group=0))
             continue
-        for order, kind in enumerate(("trace", "report")):
-            text = p.text(kind)
-            if text is None:
-                continue
-            parse = (
-                layout_of(project.module(p.source, "trace").Trace).parse
-                if kind == "trace"
-                else project.module(p.source, "report").REPORT.parse
-            )
-            path = (overrides or {}).get((p.source.slug, kind))
-            issue = compare(project, p.source, kind, text, parse, path)
-            if issue is None:
-                continue
+        paths = {kind: path for (slug, kind), path in (overrides or {}).items() if slug == p.source.slug}
+        for issue in golden_issues(project, p.source, p.run.trace_text, p.run.report_text, paths):
+            order = 0 if issue.kind == "trace" else 1
+            kind = issue.kind
             expected = f"{issue.expected} ({'write' if issue.found == 'none' else 'refresh'}: {issue.command})"
             found = issue.found
             if issue.line and issue.found == "a malformed file":

@@ -16,6 +16,7 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import UsageError, os_error
+from ..numerals import scan
 from ..project import Project
 from .charts import check_charts
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
@@ -31,7 +32,6 @@ from .document import (
 )
 from .excerpts import Sources
 from .fresh import Fresh, FreshPage, check_goldens, collect, html_path
-from .numbers import scan
 from .problems import DETAIL_LINES, Problem, Result, quote
 from .verdicts import Reads, Verdicts
 

@@ -1,8 +1,9 @@
 """The verdict cache of ``site-builder check``: a document found clean with exactly the same inputs is not read again.
 
-``.cache/check.json`` (the project's cache folder) holds one entry per HTML
-page and SVG drawing that the last check found without a problem. An entry is
-found by the SHA-256 of everything checking the document reads:
+The cache store (:mod:`site_builder.cache`) holds one entry
+(``.cache/check/NAME``) per HTML page and SVG drawing that the last check found
+without a problem. NAME is the SHA-256 of everything checking the document
+reads:
 
 - the format of this cache and the package digest (every ``.py`` file of
   ``site_builder``, the installed distributions and their versions, the
@@ -24,30 +25,27 @@ check needs from the document: how many values it verified, every
 downloads) and, for a page, its visible text (for the search index).
 
 A document with a problem is never stored: it is read, checked and reported
-every time. The file starts with its SHA-256 like every cache entry
-(:mod:`site_builder.files`) and is written whole; a damaged file is one line
-and every document is checked; a file that cannot be written is one line and the check goes on.
-Only the entries of this check's documents are kept. Deleting it is always
-safe; ``site-builder check --fresh`` neither reads nor writes it.
+every time. A damaged entry is one line and its document is checked; an entry
+that cannot be written is one line and the check goes on. Only the entries of
+this check's documents are kept. ``site-builder check --fresh`` neither reads
+nor writes them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..errors import os_error
-from ..files import DamagedEntry, load_entry, store_entry
+from ..cache import Store
 from .coverage import Node, Shown
 from .document import Facts, PageReport
 from .excerpts import RegionError, Sources
 
-VERDICT_FORMAT = "site-builder check verdicts 1"
-FILE_NAME = "check.json"
+KIND = "check"
+VERDICT_FORMAT = "site-builder check verdicts 2"
 
 
 @dataclass(frozen=True)
@@ -93,21 +91,12 @@ def _sha(text: str) -> str:
 class Verdicts:
     """The verdicts of one check: those of an earlier check, looked up by key, and those to keep."""
 
-    def __init__(self, path: Path, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> None:
-        self.path = Path(path)
-        self.warn = warn
-        self.display = display
+    def __init__(self, store: Store) -> None:
+        self.store = store
         self.reused = 0  # documents not read again
         self.stored = 0  # documents checked now and found clean
-        self._known: dict[str, tuple[Any, Verdict]] | None = None
-        self._used: dict[str, Any] = {}
-        self._rewrite = False
         self._code: str | None = None
         self._facts: dict[int, tuple[Facts, str | None]] = {}
-
-    @classmethod
-    def of(cls, cache_dir: Path, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> Verdicts:
-        return cls(Path(cache_dir) / FILE_NAME, warn, display)
 
     # -- keys ------------------------------------------------------------------------------
 
@@ -157,17 +146,22 @@ class Verdicts:
 
     def reuse(self, key: str, sources: Sources) -> Verdict | None:
         """The verdict of a document checked clean before with these inputs, when its source regions are unchanged."""
-        found = self._entries().get(key)
-        if found is None:
+        raw = self.store.get_json(KIND, key, "checking the document again")
+        if raw is None:
             return None
-        raw, verdict = found
+        try:
+            verdict = _verdict(raw)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.store.damaged(
+                KIND, key, f"it does not hold a verdict ({type(exc).__name__})", "checking the document again"
+            )
+            return None
         for ref, digest in verdict.regions.items():
             try:
                 if _sha(sources.region(ref)) != digest:
                     return None
             except RegionError:
                 return None
-        self._used[key] = raw
         self.reused += 1
         return verdict
 
@@ -185,47 +179,19 @@ class Verdicts:
                 found = index[chain] = len(nodes) - 1
             return found
 
-        self._used[key] = {
-            "values": report.values,
-            "nodes": nodes,
-            "shown": [[s.key, node(s.chain)] for s in report.shown],
-            "links": sorted(report.links),
-            "text": text,
-            "regions": {ref: _sha(region) for ref, region in sorted(regions.items())},
-        }
+        self.store.put_json(
+            KIND,
+            key,
+            {
+                "values": report.values,
+                "nodes": nodes,
+                "shown": [[s.key, node(s.chain)] for s in report.shown],
+                "links": sorted(report.links),
+                "text": text,
+                "regions": {ref: _sha(region) for ref, region in sorted(regions.items())},
+            },
+        )
         self.stored += 1
-        self._rewrite = True
-
-    def _entries(self) -> dict[str, tuple[Any, Verdict]]:
-        if self._known is None:
-            self._known = {}
-            try:
-                self._known = load_entry(self.path, _parse, "check verdicts") or {}
-            except DamagedEntry as exc:
-                self.warn(f"{self.display(self.path)}: damaged cache entry ({exc}); checking every document again")
-                self._rewrite = True
-        return self._known
-
-    def save(self) -> None:
-        """Write the verdicts of this check's documents (only those), when they changed; a failure is one line."""
-        if not self._rewrite and (self._known is None or self._used.keys() == self._known.keys()):
-            return
-        body = json.dumps({"format": VERDICT_FORMAT, "documents": self._used}, sort_keys=True).encode("utf-8")
-        try:
-            store_entry(self.path, body)
-        except OSError as exc:
-            self.warn(
-                f"{os_error(exc, self.display(self.path), 'cannot write the check cache')} "
-                "(the site is checked without it)"
-            )
-            return
-        self._known, self._used, self._rewrite = None, {}, False  # a later check reads what was written
-
-
-def _parse(data: Any) -> dict[str, tuple[Any, Verdict]] | None:
-    if data.get("format") != VERDICT_FORMAT:
-        return None  # another version's verdicts: every document is checked
-    return {str(key): (raw, _verdict(raw)) for key, raw in data["documents"].items()}
 
 
 def _verdict(raw: Any) -> Verdict:

@@ -15,11 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..errors import FileAccessError, SiteBuilderError, os_error, shown
+from ..cache import Store
+from ..errors import SiteBuilderError, os_error, shown
 from ..project import Page, Project, refresh_pages
 from ..trace import TraceParseError, layout_of
 from . import FIXTURE_ENVIRONMENT, cache
-from .golden import GoldenError, GoldenIssue, compare, refresh_command
+from .golden import GoldenError, GoldenIssue, golden_issues, refresh_command
 
 __all__ = ["FixtureRunError", "GoldenError", "GoldenIssue", "PageRun", "Pipeline", "refresh_command"]
 
@@ -123,6 +124,14 @@ def site_facts(pages: Sequence[Page]) -> dict[str, Any]:
     return {f"PAGE[{p.slug}].chapter": p.chapter for p in pages if p.chapter is not None}
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """The pages whose fixtures gave a run, and the one-line error of each page that failed (by slug)."""
+
+    runs: list[PageRun]
+    failed: dict[str, str]
+
+
 @dataclass
 class _Answer:
     ok: bool
@@ -139,11 +148,13 @@ class Pipeline:
         progress: Progress | None = None,
         warn: Progress | None = None,
         jobs: int | None = None,
+        store: Store | None = None,
     ) -> None:
         self.project = project
         self.progress = progress or (lambda line: None)
         self.warn = warn if warn is not None else (lambda line: print(line, file=sys.stderr))
         self.jobs = jobs or max(1, os.cpu_count() or 1)
+        self.store = store if store is not None else Store(project.cache_dir, self.warn, project.display)
         self._processes: list[subprocess.Popen[str]] = []
         self._lock = threading.Lock()
 
@@ -156,56 +167,54 @@ class Pipeline:
                 process.wait()
 
     # ------------------------------------------------------------------ fixtures
-    def keys(self, pages: Sequence[Page], imports: dict[str, dict[str, list[str]]] | None = None) -> dict[str, str]:
+    def keys(self, pages: Sequence[Page]) -> dict[str, str]:
         """Each page's fixture-cache key (the hash of every source its fixtures import, read and hashed now)."""
-        return cache.page_keys(self.project, pages, self.warn, imports)
+        return cache.page_keys(self.project, pages, self.store)
 
     def run(
+        self, pages: Sequence[Page] | None = None, *, use_cache: bool = True, keys: Mapping[str, str] | None = None
+    ) -> list[PageRun]:
+        """Every page's run, in navigation order: from the cache where it is current, the rest run fresh; the
+        first page that fails raises its one-line error."""
+        return self.attempt(pages, use_cache=use_cache, keys=keys, keep_going=False).runs
+
+    def attempt(
         self,
         pages: Sequence[Page] | None = None,
         *,
         use_cache: bool = True,
         keys: Mapping[str, str] | None = None,
-        failed: dict[str, str] | None = None,
-        imports: Mapping[str, Mapping[str, Any]] | None = None,
-    ) -> list[PageRun]:
-        """Every page's run, in navigation order: from the cache where it is current, the rest run fresh.
+        keep_going: bool = True,
+    ) -> Attempt:
+        """Like :meth:`run`; with ``keep_going`` a page whose fixtures fail is left out of the runs and its one-line
+        error kept in the answer's ``failed`` (``mkdocs serve`` shows it), and the other pages go on.
 
-        ``keys`` are the pages' cache keys when the caller computed them already. With ``failed``, a page whose
-        fixtures fail is left out of the answer and its one-line error put there (``mkdocs serve`` shows it);
-        without, the first failure is raised.
+        ``keys`` are the pages' cache keys when the caller computed them already.
         """
         project = self.project
         refresh_pages(project.pages_dir)  # an edited page module is read again (mkdocs serve rebuilds in one process)
         pages = list(project.pages() if pages is None else pages)
-        everything = project.pages()
-        shared = site_facts(everything)
+        shared = site_facts(project.pages())
         if use_cache and keys is None:
-            found: dict[str, dict[str, list[str]]] = {}
-            keys, imports = self.keys(pages, found), found
+            keys = self.keys(pages)
         keys = keys or {}
-        if use_cache and len(pages) == len(everything):
-            self._prune({p.slug for p in everything})
+        failed: dict[str, str] = {}
         runs: dict[str, PageRun] = {}
         missing: list[Page] = []
-        stale: dict[str, float] = {}  # how long a page took when it last ran, to start the longest first
         for p in pages:
-            entry = self._cached(p, keys[p.slug], stale) if use_cache else None
+            entry = cache.load(self.store, p.slug, keys[p.slug]) if use_cache else None
             if entry is not None:
                 try:
                     runs[p.slug] = self._page_run(
                         p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds
                     )
-                    wanted = (imports or {}).get(p.slug)
-                    if wanted and dict(entry.imports) != dict(wanted):  # keep the import lists with the entry
-                        self._store(
-                            p, cache.Entry(entry.key, entry.trace, entry.report, entry.derived, entry.seconds, wanted)
-                        )
                     continue
                 except (TraceParseError, FixtureRunError) as exc:
-                    self.warn(
-                        f"{project.display(cache.entry_path(project.cache_dir, p.slug))}: damaged cache entry "
-                        f"({shown(str(exc), 160)}); running the fixtures again"
+                    self.store.damaged(
+                        cache.KIND,
+                        cache.entry_name(p.slug, keys[p.slug]),
+                        shown(str(exc), 160),
+                        "running the fixtures again",
                     )
             missing.append(p)
         if missing:
@@ -213,30 +222,29 @@ class Pipeline:
             for p in pages:  # the long-run view: which pages need no run at all
                 if p.slug in runs:
                     self.progress(f"fixtures: {p.slug} cached (ran in {runs[p.slug].seconds:.2f} s when computed)")
-            expected = {p.slug: stale[p.slug] for p in missing if p.slug in stale}
-            for p, answer in self._fresh_answers(missing, failed, expected):
+            expected = {}  # how long a page took when it last ran, to start the longest first
+            for p in missing:
+                seconds = cache.last_seconds(self.store, p.slug)
+                if seconds is not None:
+                    expected[p.slug] = seconds
+            for p, answer in self._fresh_answers(missing, failed if keep_going else None, expected):
                 data = answer.data
                 try:
                     run = self._page_run(
                         p, data["trace"], data["report"], data["derived"], shared, False, data["seconds"]
                     )
                 except SiteBuilderError as exc:
-                    if failed is None:
+                    if not keep_going:
                         raise
                     failed[p.slug] = str(exc)
                     continue
                 runs[p.slug] = run
                 if use_cache:
-                    self._store(
-                        p,
-                        cache.Entry(
-                            keys[p.slug],
-                            run.trace_text,
-                            run.report_text,
-                            data["derived"],
-                            data["seconds"],
-                            (imports or {}).get(p.slug, {}),
-                        ),
+                    cache.store_entry(
+                        self.store,
+                        p.slug,
+                        keys[p.slug],
+                        cache.Entry(run.trace_text, run.report_text, data["derived"], data["seconds"]),
                     )
             ran = sum(1 for p in missing if p.slug in runs)
             self.progress(
@@ -245,7 +253,7 @@ class Pipeline:
                 + f", {time.perf_counter() - started:.2f} s on {min(self.jobs, len(missing))} "
                 f"process{'' if min(self.jobs, len(missing)) == 1 else 'es'}"
             )
-        return [runs[p.slug] for p in pages if p.slug in runs]
+        return Attempt([runs[p.slug] for p in pages if p.slug in runs], failed)
 
     def _fresh_answers(
         self, pages: list[Page], failed: dict[str, str] | None, expected: Mapping[str, float] | None = None
@@ -266,37 +274,6 @@ class Pipeline:
 
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]
-
-    def _prune(self, slugs: set[str]) -> None:
-        """Remove the entries of pages that no longer exist (each page keeps only its current entry anyway)."""
-        folder = self.project.cache_dir / "fixtures"
-        try:
-            stale = [f for f in folder.iterdir() if f.suffix == ".json" and f.stem not in slugs]
-        except OSError:
-            return  # no cache yet, or none that can be read: nothing to prune
-        for file in stale:
-            try:
-                file.unlink()
-            except OSError as exc:
-                self.warn(f"{os_error(exc, self.project.display(file), 'cannot remove a stale cache entry')}")
-
-    def _cached(self, page: Page, key: str, seconds: dict[str, float] | None = None) -> cache.Entry | None:
-        path = cache.entry_path(self.project.cache_dir, page.slug)
-        try:
-            entry = cache.load(path)
-        except cache.DamagedEntry as exc:
-            self.warn(f"{self.project.display(path)}: damaged cache entry ({exc}); running the fixtures again")
-            return None
-        if entry is not None and seconds is not None:
-            seconds[page.slug] = entry.seconds
-        return entry if entry is not None and entry.key == key else None
-
-    def _store(self, page: Page, entry: cache.Entry) -> None:
-        path = cache.entry_path(self.project.cache_dir, page.slug)
-        try:
-            cache.store(path, entry)
-        except FileAccessError as exc:
-            self.warn(f"{self.project.display(Path(exc.path))}: {exc.cause} (the site is built without it)")
 
     def _page_run(
         self,
@@ -469,23 +446,6 @@ class Pipeline:
         ]
 
 
-def golden_issues(project: Project, page: Page, trace_text: str, report_text: str | None) -> list[GoldenIssue]:
-    """Every golden file of ``page`` that does not hold exactly ``trace_text`` (and ``report_text``, when the page
-    has a report). The page's ``trace.py`` or ``report.py`` is imported only to read a golden that differs."""
-
-    def parser(kind: str) -> Callable[[str, str], Any]:
-        def parse(text: str, name: str) -> Any:
-            if kind == "trace":
-                return layout_of(project.module(page, "trace").Trace).parse(text, name)
-            return project.module(page, "report").REPORT.parse(text, name)
-
-        return parse
-
-    texts = (("trace", trace_text), ("report", report_text))
-    found = [compare(project, page, kind, text, parser(kind)) for kind, text in texts if text is not None]
-    return [issue for issue in found if issue is not None]
-
-
 def version_of(project: Project, page: Page) -> str:
     """The version tag of a page's trace format."""
     return layout_of(project.module(page, "trace").Trace).version
@@ -493,7 +453,6 @@ def version_of(project: Project, page: Page) -> str:
 
 def write_golden(project: Project, run: PageRun, kind: str) -> Path:
     """Freeze a page's fresh trace or report as its golden file."""
-    from ..errors import os_error
     from ..files import write_atomic
 
     text = run.text(kind)

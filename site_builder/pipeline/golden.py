@@ -10,7 +10,7 @@ only warns under ``mkdocs serve``); the checker lists them all.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,3 +135,32 @@ def compare(
         None,
         _bounded(diff) or ("(the texts differ only in line endings or the final newline)",),
     )
+
+
+def golden_issues(
+    project: Project,
+    page: Page,
+    trace_text: str,
+    report_text: str | None,
+    paths: Mapping[str, Path] | None = None,
+) -> list[GoldenIssue]:
+    """Every golden file of ``page`` (or, by kind, the file in ``paths``) that does not hold exactly ``trace_text``
+    (and ``report_text``, when the page has a report): what the build and ``site-builder check`` both ask.
+    The page's ``trace.py`` or ``report.py`` is imported only to read a golden that differs."""
+    from ..trace import layout_of
+
+    def parser(kind: str) -> Callable[[str, str], Any]:
+        def parse(text: str, name: str) -> Any:
+            if kind == "trace":
+                return layout_of(project.module(page, "trace").Trace).parse(text, name)
+            return project.module(page, "report").REPORT.parse(text, name)
+
+        return parse
+
+    texts = (("trace", trace_text), ("report", report_text))
+    found = [
+        compare(project, page, kind, text, parser(kind), (paths or {}).get(kind))
+        for kind, text in texts
+        if text is not None
+    ]
+    return [issue for issue in found if issue is not None]

@@ -9,20 +9,22 @@ page's data files (anything in its folder that is not Python, a template, its
 by hand, so a new page or a new engine module is tracked the day it appears.
 
 Finding the imports needs a parse of each file; the import list of a file is
-kept by the SHA-256 of its bytes in ``.cache/imports.json`` (checksummed like every
-cache entry), so a build reads and hashes the sources but parses only the files
-whose bytes it has not seen before.
+kept by the SHA-256 of its bytes in the cache store (``.cache/imports/``,
+:mod:`site_builder.cache`), so a build reads and hashes the sources but parses
+only the files whose bytes it has not seen before.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import os
-from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..cache import Store
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 RENDER_SIDE = {"*.j2", "page.toml", "figures.py"}  # read by the build after the fixtures ran
@@ -67,13 +69,13 @@ def distributions() -> dict[str, str]:
 class Roots:
     """Where an absolute module name of our own code lives: ``site_builder...`` or ``pages...``."""
 
-    def __init__(self, pages_dir: Path, memo: Path | None = None):
+    def __init__(self, pages_dir: Path, store: Store | None = None):
         self.bases = {"site_builder": PACKAGE_DIR.parent, "pages": Path(pages_dir).resolve().parent}
         self.pages_name = Path(pages_dir).resolve().name
         self._resolved: dict[str, list[Path]] = {}
         self._digests: dict[Path, bytes] = {}
-        self._edges: dict[Path, tuple[list[Path], str | None]] = {}
-        self.memo = ImportMemo(memo)
+        self._edges: dict[Path, list[Path]] = {}
+        self.memo = ImportMemo(store)
 
     def digest(self, file: Path) -> bytes:
         """SHA-256 of the file's bytes, read once per build however many pages share it."""
@@ -86,26 +88,20 @@ class Roots:
         return self.memo.imports(file, self.digest(file), module, file.name == "__init__.py")
 
     def dependencies(self, file: Path) -> list[Path]:
-        """The files of our own code that ``file`` imports, found once per build however many pages share it
-        (each page still counts the file's import list as used, for its fixture entry)."""
+        """The files of our own code that ``file`` imports, found once per build however many pages share it."""
         found = self._edges.get(file)
         if found is not None:
-            deps, key = found
-            if key is not None:
-                self.memo.used.add(key)
-                self.memo.used_ever.add(key)
-            return deps
-        deps, key = [], None
+            return found
+        deps: list[Path] = []
         module = self.module_name(file)
         if module is not None:
             try:
                 names = self.imports(file, module)
-                key = self.memo.key(self.digest(file), module, file.name == "__init__.py")
             except (SyntaxError, ValueError):
                 names = ()  # the file's bytes are in the key; running the fixtures names the error with its line
             for name in names:
                 deps += self.resolve(name)
-        self._edges[file] = (deps, key)
+        self._edges[file] = deps
         return deps
 
     def resolve(self, name: str) -> list[Path]:
@@ -186,103 +182,35 @@ def _parse_imports(source: bytes, filename: str, module: str, is_package: bool) 
     return tuple(names)
 
 
-MEMO_FORMAT = "site-builder import lists 1"
-MEMO_LIMIT = 4096  # entries kept; past that, only those this run used
+IMPORTS_KIND = "imports"
+IMPORTS_FORMAT = "site-builder import list 2"
 
 
 class ImportMemo:
-    """Import lists by content: ``sha256(bytes):module:package?`` -> names, kept in one cache file.
+    """Import lists by content, one store entry (``.cache/imports/NAME``) per file's bytes, module and kind.
 
-    A file whose bytes were seen before is not parsed again. A damaged memo is rebuilt with one warning;
-    one that cannot be written is a warning; neither changes a key, only how long computing it takes.
+    A file whose bytes were seen before is not parsed again. A damaged entry is parsed again with one warning
+    (by the store); neither a damaged entry nor one that cannot be written changes a key, only how long
+    computing it takes. Without a store every file is parsed.
     """
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.loaded = False
-        self.entries: dict[str, list[str]] = {}
-        self.used: set[str] = set()  # since the caller last emptied it (one page's key)
-        self.used_ever: set[str] = set()
-        self.changed = False
-        self.damage: str | None = None
-
-    def _load(self) -> None:
-        self.loaded = True
-        if self.path is None:
-            return
-        from ..files import entry_body
-
-        try:
-            raw = self.path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except OSError as exc:
-            self.damage = f"cannot read it: {exc.strerror or exc}"
-            return
-        body = entry_body(raw)
-        if body is None:
-            self.damage = "its content does not match its checksum"
-            return
-        try:
-            data = json.loads(body)
-            if data.get("format") != MEMO_FORMAT:
-                return
-            entries = {str(k): [str(n) for n in v] for k, v in data["imports"].items()}
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            self.damage = f"it does not hold import lists ({type(exc).__name__})"
-            return
-        self.entries = entries
-
-    def seed(self, entries: Mapping[str, Sequence[str]]) -> None:
-        """Import lists known from elsewhere (a fixture entry), by the same content-addressed keys."""
-        if not self.loaded:
-            self._load()
-        for key, names in entries.items():
-            if key not in self.entries:
-                self.entries[key] = list(names)
-                self.changed = True
-
-    @staticmethod
-    def key(digest: bytes, module: str, is_package: bool) -> str:
-        return f"{digest.hex()}:{module}:{int(is_package)}"
+    def __init__(self, store: Store | None) -> None:
+        self.store = store
 
     def imports(self, file: Path, digest: bytes, module: str, is_package: bool) -> tuple[str, ...]:
-        if not self.loaded:
-            self._load()
-        key = self.key(digest, module, is_package)
-        self.used.add(key)
-        self.used_ever.add(key)
-        found = self.entries.get(key)
-        if found is None:
-            found = list(_parse_imports(file.read_bytes(), str(file), module, is_package))
-            self.entries[key] = found
-            self.changed = True
-        return tuple(found)
+        if self.store is None:
+            return _parse_imports(file.read_bytes(), str(file), module, is_package)
+        from ..cache import name
 
-    def save(self, warn: Callable[[str], None], display: Callable[[Path], str] = str) -> None:
-        """Write the memo if this run parsed anything; say (once) if it was damaged or cannot be written."""
-        if self.path is None:
-            return
-        if self.damage is not None:
-            warn(f"{display(self.path)}: damaged cache entry ({self.damage}); parsing the sources again")
-            self.damage = None
-            self.changed = True
-        if not self.changed:
-            return
-        from ..files import store_entry
-
-        keep = self.entries if len(self.entries) <= MEMO_LIMIT else {k: self.entries[k] for k in self.used_ever}
-        body = json.dumps({"format": MEMO_FORMAT, "imports": keep}, sort_keys=True).encode("utf-8")
-        try:
-            store_entry(self.path, body)
-        except OSError as exc:
-            from ..errors import os_error
-
-            warn(
-                f"{os_error(exc, display(self.path), 'cannot write the import-list cache')} "
-                "(the site is built without it)"
-            )
-        self.changed = False
+        entry = name(IMPORTS_FORMAT, digest, module, str(int(is_package)))
+        found = self.store.get_json(IMPORTS_KIND, entry, "parsing the file again")
+        if isinstance(found, list) and all(isinstance(n, str) for n in found):
+            return tuple(found)
+        if found is not None:
+            self.store.damaged(IMPORTS_KIND, entry, "it does not hold an import list", "parsing the file again")
+        names = _parse_imports(file.read_bytes(), str(file), module, is_package)
+        self.store.put_json(IMPORTS_KIND, entry, list(names))
+        return names
 
 
 def fixture_sources(page_folder: Path, pages_dir: Path, roots: Roots | None = None) -> list[Path]:

@@ -1,11 +1,10 @@
 """The rendered-page cache: a page whose inputs are all unchanged is not rendered again.
 
-An entry is ``.cache/pages/<slug>.json``, checksummed like every cache entry
-(:mod:`site_builder.files`). It holds
-what rendering the page gave (its Markdown, its downloads, the names of its
-facts for the number scan, its trace and report texts for the golden
-comparison, the diagram layouts it used) and the key it was made for: the
-SHA-256 of
+An entry is ``.cache/pages/KEY`` in the one cache store (:mod:`site_builder.cache`).
+It holds what rendering the page gave, a :class:`~site_builder.render.pages.RenderedPage`
+(its Markdown, its downloads, the names of its facts for the number scan, its
+trace and report texts for the golden comparison, the diagram layouts it
+used). KEY is the SHA-256 of
 
 - the page's fixture-cache key (every source its fixtures import, the Python
   and NumPy versions),
@@ -20,9 +19,7 @@ SHA-256 of
   size and modification time).
 
 Every input is read and hashed on every build, never judged by a time stamp
-of the page's files. A damaged entry is rendered again with one warning; an
-entry that cannot be written is a warning; entries of deleted pages are
-removed. Deleting it is always safe.
+of the page's files. A damaged entry is rendered again with one warning.
 """
 
 from __future__ import annotations
@@ -32,29 +29,16 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import os_error
-from ..files import DamagedEntry as DamagedEntry  # noqa: F401 - re-exported: callers catch it from this module
-from ..files import load_entry, remove_entry, store_entry
+from ..cache import Store
+from .pages import RenderedPage
 
-CACHE_FORMAT = "site-builder rendered pages 1"
+KIND = "pages"
+CACHE_FORMAT = "site-builder rendered pages 2"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
-
-
-@dataclass(frozen=True)
-class Entry:
-    key: str
-    markdown: str
-    files: dict[str, str]
-    records: int
-    names: tuple[str, ...]
-    trace: str
-    report: str | None
-    diagrams: tuple[str, ...] = field(default=())
 
 
 def _files_digest(digest: hashlib._Hash, folder: Path, skip: Callable[[Path], bool] = lambda p: False) -> None:
@@ -116,46 +100,27 @@ class Keys:
         return digest.hexdigest()
 
 
-def entry_path(cache_dir: Path, slug: str) -> Path:
-    return Path(cache_dir) / "pages" / f"{slug}.json"
-
-
-def _entry(data: Any) -> Entry | None:
-    if data.get("format") != CACHE_FORMAT:
+def load(store: Store, key: str) -> RenderedPage | None:
+    """The page rendered for ``key``; None when there is none or it is damaged (said once, by the store)."""
+    data = store.get_json(KIND, key, "rendering the page again")
+    if data is None:
         return None
-    return Entry(
-        key=str(data["key"]),
-        markdown=str(data["markdown"]),
-        files={str(k): str(v) for k, v in data["files"].items()},
-        records=int(data["records"]),
-        names=tuple(str(n) for n in data["names"]),
-        trace=str(data["trace"]),
-        report=None if data["report"] is None else str(data["report"]),
-        diagrams=tuple(str(d) for d in data["diagrams"]),
-    )
-
-
-def load(path: Path) -> Entry | None:
-    """The entry at ``path``; None when there is none; :class:`DamagedEntry` when damaged."""
-    return load_entry(path, _entry, "a rendered page")
-
-
-def store(path: Path, entry: Entry) -> None:
-    """Write ``entry`` atomically; raises OSError when it cannot be written."""
-    body = json.dumps({"format": CACHE_FORMAT, **vars(entry)}, sort_keys=True).encode("utf-8")
-    store_entry(path, body)
-
-
-def prune(cache_dir: Path, slugs: Iterable[str], warn: Callable[[str], None], display: Callable[[Path], str]) -> None:
-    """Remove the entries of pages that no longer exist."""
-    keep = set(slugs)
-    folder = Path(cache_dir) / "pages"
     try:
-        stale = [f for f in folder.iterdir() if f.suffix == ".json" and f.stem not in keep]
-    except OSError:
-        return
-    for file in stale:
-        try:
-            remove_entry(file)
-        except OSError as exc:
-            warn(str(os_error(exc, display(file), "cannot remove a stale cache entry")))
+        if data.get("format") != CACHE_FORMAT:
+            raise ValueError("another format")
+        return RenderedPage(
+            markdown=str(data["markdown"]),
+            files={str(k): str(v) for k, v in data["files"].items()},
+            records=int(data["records"]),
+            names=tuple(str(n) for n in data["names"]),
+            trace=str(data["trace"]),
+            report=None if data["report"] is None else str(data["report"]),
+            diagrams=tuple(str(d) for d in data["diagrams"]),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        store.damaged(KIND, key, f"it does not hold a rendered page ({type(exc).__name__})", "rendering the page again")
+        return None
+
+
+def store_page(store: Store, key: str, page: RenderedPage) -> None:
+    store.put_json(KIND, key, {"format": CACHE_FORMAT, **vars(page)})

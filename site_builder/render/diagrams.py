@@ -15,7 +15,6 @@ so the palette (light or dark, or forced colours) decides them.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 import subprocess
@@ -29,9 +28,9 @@ from typing import Any
 import graphviz
 import jinja2
 
+from ..cache import Store, name
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
-from ..files import entry_body, remove_entry, store_entry
 from .templating import TemplateFailure, literal_lines, strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -125,11 +124,9 @@ def _finalize(value: Any) -> str:
     return value if isinstance(value, DotText) else dot_escape("" if value is None else str(value))
 
 
-def dot_environment(
-    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, warn: Callable[[str], None] | None = None
-) -> jinja2.Environment:
+def dot_environment(loader: jinja2.BaseLoader, store: Store | None = None) -> jinja2.Environment:
     """Jinja for DOT: every ``{{ }}`` is DOT-escaped unless it is :class:`DotText`."""
-    return strict_environment(loader, compiled_dir, warn, autoescape=False, finalize=_finalize)
+    return strict_environment(loader, store, autoescape=False, finalize=_finalize)
 
 
 def html_label_escape(text: str) -> str:
@@ -231,7 +228,8 @@ class Diagram:
     cached: bool  # the layout came from the cache, not a fresh ``dot`` run
 
 
-CACHE_FORMAT = "site-builder diagram cache 2"  # part of every key: entries of another format are never read
+KIND = "diagrams"
+CACHE_FORMAT = "site-builder diagram cache 3"  # part of every name: entries of another format are never read
 
 
 def svg_problem(text: str) -> str | None:
@@ -253,21 +251,18 @@ def svg_problem(text: str) -> str | None:
 class DiagramRenderer:
     """Renders DOT templates to accessible inline SVG, caching Graphviz's output by content.
 
-    A cache entry (``.cache/diagrams/KEY.svg``) is written only after the SVG was checked, stored with its
-    SHA-256 (:func:`site_builder.files.checksummed`), and checked again when read: a damaged entry is drawn again with
-    one ``warn`` naming it, never used. :meth:`prune` removes the entries the last build did not use.
+    A cache entry (``.cache/diagrams/NAME``, NAME the SHA-256 of the DOT text and the ``dot`` version) is written
+    to the cache store only after the SVG was checked, and checked again when read: a damaged entry is drawn
+    again with one warning (by the store), never used.
     """
 
-    def __init__(
-        self, cache_dir: Path, warn: Callable[[str], None] | None = None, display: Callable[[Path], str] = str
-    ) -> None:
-        self.cache_dir = Path(cache_dir)
-        self.warn = warn if warn is not None else (lambda line: None)
+    def __init__(self, store: Store | None, display: Callable[[Path], str] = str) -> None:
+        self.store = store
         self.display = display
         self._version: str | None = None
         self.rendered = 0
         self.cached = 0
-        self.used: set[str] = set()  # names of the cache entries this renderer read or wrote
+        self.drawn: list[str] = []  # the cache entries of the layouts drawn since the caller last emptied it
 
     @property
     def version(self) -> str:
@@ -297,10 +292,9 @@ class DiagramRenderer:
 
     def layout(self, dot_text: str) -> tuple[str, bool]:
         """Graphviz's SVG for ``dot_text`` (from the cache when the same DOT and ``dot`` ran before)."""
-        key = hashlib.sha256("\0".join((CACHE_FORMAT, dot_text, self.version)).encode("utf-8")).hexdigest()
-        path = self.cache_dir / f"{key}.svg"
-        self.used.add(path.name)
-        svg = self._load(path)
+        entry = name(CACHE_FORMAT, dot_text, self.version)
+        self.drawn.append(entry)
+        svg = self._load(entry)
         if svg is not None:
             self.cached += 1
             return svg, True
@@ -308,7 +302,8 @@ class DiagramRenderer:
         problem = svg_problem(svg)
         if problem is not None:
             raise DiagramError(f"`dot` gave output that is not an SVG drawing ({problem}); nothing was cached")
-        self._store(path, svg)
+        if self.store is not None:
+            self.store.put(KIND, entry, svg.encode("utf-8"))
         self.rendered += 1
         return svg, False
 
@@ -331,52 +326,23 @@ class DiagramRenderer:
         except OSError as exc:
             raise DiagramError(f"`dot` could not run: {os_error(exc).cause}") from None
 
-    def _load(self, path: Path) -> str | None:
-        """The cached SVG at ``path``; None when there is none, or (with a warning) when it cannot be trusted."""
-        try:
-            raw = path.read_bytes()
-        except (FileNotFoundError, NotADirectoryError):
-            return None  # no entry (or no cache folder: writing one says why)
-        except OSError as exc:
-            self._damaged(path, os_error(exc).cause)
+    def _load(self, entry: str) -> str | None:
+        """The cached SVG of ``entry``; None when there is none, or (said by the store) when it cannot be trusted."""
+        if self.store is None:
             return None
-        body = entry_body(raw)
+        body = self.store.get(KIND, entry, "drawing it again")
         if body is None:
-            self._damaged(path, "its content does not match its checksum")
             return None
         try:
             svg = body.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._damaged(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
+            self.store.damaged(KIND, entry, f"not UTF-8: {exc.reason} at byte {exc.start}", "drawing it again")
             return None
         problem = svg_problem(svg)
         if problem is not None:
-            self._damaged(path, problem)
+            self.store.damaged(KIND, entry, problem, "drawing it again")
             return None
         return svg
-
-    def _damaged(self, path: Path, why: str) -> None:
-        self.warn(f"{self.display(path)}: damaged cache entry ({why}); drawing it again")
-
-    def _store(self, path: Path, svg: str) -> None:
-        try:
-            store_entry(path, svg.encode("utf-8"))
-        except OSError as exc:
-            self.warn(
-                f"{os_error(exc, self.display(path), 'cannot write the diagram cache')} (the site is built without it)"
-            )
-
-    def prune(self) -> None:
-        """Remove the cache entries no diagram of this build used (a diagram edited away leaves nothing behind)."""
-        try:
-            entries = [p for p in self.cache_dir.iterdir() if p.suffix == ".svg" and p.name not in self.used]
-        except OSError:
-            return
-        for entry in entries:
-            try:
-                remove_entry(entry)
-            except OSError as exc:
-                self.warn(str(os_error(exc, self.display(entry), "cannot remove an unused cache entry")))
 
     def render(
         self,

@@ -12,7 +12,6 @@ goes through one of them. AUTHORING.md's table of them is made from it.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
@@ -22,8 +21,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..cache import Store
 from ..errors import SiteBuilderError
-from ..facts import FactBook
+from ..facts import FactBook, fact_names
 from ..project import Page, Project, served_folder
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
 from .math import MathRenderer
@@ -69,10 +69,15 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
 
 @dataclass
 class RenderedPage:
-    page: Page
+    """A generated page as the site uses it, rendered now or read from the rendered-page cache."""
+
     markdown: str
     files: dict[str, str]  # site path -> text (the downloads)
     records: int  # lines of the trace
+    names: tuple[str, ...]  # the names its facts carry, sorted (what the number scan accepts on it)
+    trace: str  # its trace and report texts, compared with its golden files on every build
+    report: str | None
+    diagrams: tuple[str, ...]  # the cache entries of the diagram layouts it drew, sorted
 
 
 def _scroll_region(label: str, drawing: str) -> Markup:
@@ -140,20 +145,14 @@ def heading_html(page: Page, book: FactBook) -> str:
 class PageRenderer:
     """Renders every generated page of one build; one Graphviz cache, compiled-template cache and counters for all."""
 
-    def __init__(self, project: Project, pages: list[Page], warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, project: Project, pages: list[Page], store: Store | None = None) -> None:
         self.project = project
         self.pages = {p.slug: p for p in pages}
-        self.warn = (
-            warn if warn is not None else (lambda line: None)
-        )  # hears about cache entries found damaged or not written
-        self.compiled = project.cache_dir / "templates"
-        self.diagrams = DiagramRenderer(project.cache_dir / "diagrams", self.warn, project.display)
+        self.store = store  # compiled templates and diagram layouts are kept there
+        self.diagrams = DiagramRenderer(store, project.display)
 
     def environment(self, page: Page) -> jinja2.Environment:
-        return page_environment([page.folder, self.project.templates_dir], self.compiled, self._warn_relative)
-
-    def _warn_relative(self, line: str) -> None:
-        self.warn(line.replace(str(self.project.root) + "/", "", 1))
+        return page_environment([page.folder, self.project.templates_dir], self.store)
 
     def excerpt_file(self, page: Page, path: str) -> tuple[Path, str]:
         """(root, path) of an excerpt: a file of the page folder, or a file of the ``site_builder`` package."""
@@ -168,6 +167,7 @@ class PageRenderer:
     def render(self, page: Page, run: Any) -> RenderedPage:
         """Markdown for ``page`` from its :class:`~site_builder.pipeline.PageRun`."""
         book = FactBook(run.facts)
+        self.diagrams.drawn = []
         maths = MathRenderer(book)
         folder = served_folder(page.page_path)
         source_folder = posixpath.dirname(page.page_path)
@@ -188,7 +188,7 @@ class PageRenderer:
             downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder or ".")})
 
         env = self.environment(page)
-        dot_env = dot_environment(env.loader, self.compiled, self._warn_relative)  # type: ignore[arg-type]  # environment() always sets a loader
+        dot_env = dot_environment(env.loader, self.store)  # type: ignore[arg-type]  # environment() always sets a loader
 
         def tv(key: str, fmt: str) -> Markup:
             return Markup(book.html(key, fmt))
@@ -279,7 +279,15 @@ class PageRenderer:
         except Exception as exc:
             raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
         markdown = front_matter(page) + heading_html(page, book) + body
-        return RenderedPage(page, markdown, files, run.records)
+        return RenderedPage(
+            markdown,
+            files,
+            run.records,
+            tuple(sorted(fact_names(run.facts))),
+            run.trace_text,
+            run.report_text,
+            tuple(sorted(set(self.diagrams.drawn))),
+        )
 
     def _page(self, slug: str) -> Page:
         if slug not in self.pages:

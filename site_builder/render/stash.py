@@ -29,6 +29,7 @@ import hashlib
 import html
 import re
 from dataclasses import dataclass
+from typing import Any
 
 # An element Markdown passes through: a drawing, a formula, a figure (a code excerpt, a diagram), a table, a
 # collapsed block. The shortest match is taken; one holding a second opening tag of its name (nested) is not
@@ -94,3 +95,29 @@ def stash(markdown: str) -> Stash:
         pos = m.end()
     out.append(markdown[pos:])
     return Stash("".join(out), marker, tuple(elements))
+
+
+def stashed_render(page: Any) -> None:
+    """Wrap ``page.render`` (a MkDocs page) to convert the page with its large raw HTML stashed, and put it back
+    into the HTML after; a page whose elements do not come back as they went is converted whole."""
+    convert = page.render
+
+    def render(config: Any, files: Any) -> None:
+        whole = page.markdown
+        stashed = stash(whole or "")
+        if not stashed.elements:
+            return convert(config, files)
+        page.markdown = stashed.markdown
+        try:
+            convert(config, files)
+        finally:
+            page.markdown = whole
+        restored = stashed.restore(page.content)
+        if restored is None:
+            return convert(config, files)
+        page.content = restored
+        if page.present_anchor_ids is not None:
+            page.present_anchor_ids = page.present_anchor_ids | stashed.anchors()
+        return None
+
+    page.render = render

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import io
-import marshal
 import os
-import pickle
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -16,12 +12,12 @@ from typing import Any
 import jinja2
 import jinja2.bccache
 
-from ..errors import SiteBuilderError, os_error
-from ..files import entry_body, store_entry
+from ..cache import Store, name
+from ..errors import SiteBuilderError
 
 Folders = Sequence[Path] | Path
-Warn = Callable[[str], None]
-CACHE_FORMAT = "site-builder compiled templates 2"  # part of the folder name: entries of another format are never read
+KIND = "templates"
+CACHE_FORMAT = "site-builder compiled templates 3"
 
 
 def _folders(dirs: Folders) -> list[Path]:
@@ -47,14 +43,11 @@ class TemplateFailure(SiteBuilderError):
         super().__init__(where + message)
 
 
-def strict_environment(
-    loader: jinja2.BaseLoader, compiled_dir: Path | None = None, warn: Warn | None = None, **escaping: Any
-) -> jinja2.Environment:
+def strict_environment(loader: jinja2.BaseLoader, store: Store | None = None, **escaping: Any) -> jinja2.Environment:
     """Jinja as every template here is written: strict about undefined names, a block tag's line left out.
 
-    ``escaping`` says how a plain value is written (``autoescape``, ``finalize``). With ``compiled_dir``,
-    compiled templates are kept there and reused by the next build while a template's source is unchanged;
-    ``warn`` hears about an entry that was damaged (and compiled again) or could not be written.
+    ``escaping`` says how a plain value is written (``autoescape``, ``finalize``). With ``store``, compiled
+    templates are kept in the cache store and reused by the next build while a template's source is unchanged.
     """
     env = jinja2.Environment(
         loader=loader,
@@ -67,96 +60,72 @@ def strict_environment(
         optimized=False,
         **escaping,
     )
-    if compiled_dir is not None:
-        env.bytecode_cache = _compiled_cache(env, Path(compiled_dir), warn if warn is not None else (lambda line: None))
+    if store is not None:
+        env.bytecode_cache = compiled_cache(env, store)
     return env
 
 
-# Code compiled in this process, by (cache folder, template key, source checksum): the environments of one build
-# (one per page) share their partials, and mkdocs serve builds again and again in one process.
-_COMPILED: dict[tuple[str, str, str], Any] = {}
+# Code compiled in this process, by entry name: the environments of one build (one per page) share their
+# partials, and mkdocs serve builds again and again in one process.
+_COMPILED: dict[str, Any] = {}
 _COMPILED_LIMIT = 2048
 
 
-def _remember(key: tuple[str, str, str], code: Any) -> None:
-    if len(_COMPILED) >= _COMPILED_LIMIT:
-        _COMPILED.clear()
-    _COMPILED[key] = code
+class StoredBytecodeCache(jinja2.BytecodeCache):
+    """Jinja's compiled templates kept in the cache store (``.cache/templates/NAME``).
 
-
-class CheckedBytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's compiled-template cache with every entry stored with its SHA-256 and checked when read.
-
-    A cut, changed or unreadable entry is compiled again with one warning naming it, never loaded (Jinja's own
-    cache would fail with a pickle or marshal error on every build); an entry that cannot be written is a
-    warning too, and the build goes on without it.
+    NAME hashes what compiled code depends on: the template's name and source (Jinja's key and checksum), the
+    Jinja and Python versions (Jinja's magic header) and the options compiled into the code (whitespace
+    control, autoescaping, whether values are finalized), so an environment built differently never loads
+    another's code. An entry that does not load is compiled again with one warning (by the store).
     """
 
-    def __init__(self, directory: Path, warn: Warn) -> None:
-        super().__init__(str(directory))
-        self.warn = warn
+    def __init__(self, store: Store, options: str) -> None:
+        self.store = store
+        self.options = options
+
+    def _name(self, bucket: jinja2.bccache.Bucket) -> str:
+        return name(CACHE_FORMAT, jinja2.bccache.bc_magic, self.options, bucket.key, bucket.checksum)
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        memory = _COMPILED.get((self.directory, bucket.key, bucket.checksum))
+        entry = self._name(bucket)
+        memory = _COMPILED.get(entry)
         if memory is not None:
             bucket.code = memory  # compiled earlier in this process (another page's environment, or mkdocs serve)
+            self.store.keep(KIND, (entry,))
             return
-        self._load_from_disk(bucket)
-        if bucket.code is not None:
-            _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
-
-    def _load_from_disk(self, bucket: jinja2.bccache.Bucket) -> None:
-        path = self._get_cache_filename(bucket)
-        try:
-            with open(path, "rb") as handle:
-                raw = handle.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        except OSError as exc:
-            self._damaged(path, os_error(exc).cause)
-            return
-        body = entry_body(raw)
+        body = self.store.get(KIND, entry, "compiling the template again")
         if body is None:
-            self._damaged(path, "its content does not match its checksum")
             return
-        magic = jinja2.bccache.bc_magic
-        if not body.startswith(magic):
-            self._damaged(path, "not code compiled by this Jinja and Python")
-            return
-        stream = io.BytesIO(body[len(magic) :])
         try:
-            checksum = pickle.load(stream)
-            if checksum != bucket.checksum:
-                return  # compiled from an older source of the template: compiled again, nothing is wrong
-            bucket.code = marshal.load(stream)
+            bucket.bytecode_from_string(body)
         except Exception as exc:  # noqa: BLE001 - unpickling and unmarshalling fail in many ways
             bucket.reset()
-            self._damaged(path, f"{type(exc).__name__} while loading it")
+            self.store.damaged(KIND, entry, f"{type(exc).__name__} while loading it", "compiling the template again")
+            return
+        if bucket.code is None:
+            self.store.damaged(
+                KIND, entry, "not code compiled by this Jinja and Python", "compiling the template again"
+            )
+            return
+        _remember(entry, bucket.code)
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        entry = self._name(bucket)
         if bucket.code is not None:
-            _remember((self.directory, bucket.key, bucket.checksum), bucket.code)
-        path = Path(self._get_cache_filename(bucket))
-        try:
-            store_entry(path, bucket.bytecode_to_string())
-        except OSError as exc:
-            self.warn(
-                f"{os_error(exc, path, 'cannot write the compiled-template cache')} (the site is built without it)"
-            )
-
-    def _damaged(self, path: str, why: str) -> None:
-        self.warn(f"{path}: damaged cache entry ({why}); compiling the template again")
+            _remember(entry, bucket.code)
+        self.store.put(KIND, entry, bucket.bytecode_to_string())
 
 
-def _compiled_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinja2.BytecodeCache | None:
-    """Jinja's compiled-template cache, in a folder named after what compiled code depends on besides the source.
+def _remember(entry: str, code: Any) -> None:
+    if len(_COMPILED) >= _COMPILED_LIMIT:
+        _COMPILED.clear()
+    _COMPILED[entry] = code
 
-    Jinja keys an entry by the template's name and checks its source; the Jinja version and the options that
-    are compiled into the code (whitespace control, autoescaping, whether values are finalized) name the folder,
-    so an environment built differently never loads another's code.
-    """
+
+def compiled_cache(env: jinja2.Environment, store: Store) -> StoredBytecodeCache:
+    """The compiled-template cache for ``env`` (ours, or the MkDocs theme's), keyed by the options it compiles with."""
     options = (
-        CACHE_FORMAT,
         jinja2.__version__,
         env.trim_blocks,
         env.lstrip_blocks,
@@ -166,27 +135,13 @@ def _compiled_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> 
         env.finalize is not None,
         sorted(env.extensions),
     )
-    folder = compiled_dir / hashlib.sha256(repr(options).encode("utf-8")).hexdigest()[:16]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        warn(f"{os_error(exc, folder, 'cannot create the compiled-template cache')} (the site is built without it)")
-        return None
-    return CheckedBytecodeCache(folder, warn)
+    return StoredBytecodeCache(store, repr(options))
 
 
-def theme_cache(env: jinja2.Environment, compiled_dir: Path, warn: Warn) -> jinja2.BytecodeCache | None:
-    """The same compiled-template cache for another environment (the MkDocs theme's), in a folder of its
-    own named after that environment's options."""
-    return _compiled_cache(env, Path(compiled_dir), warn)
-
-
-def page_environment(
-    templates_dirs: Folders, compiled_dir: Path | None = None, warn: Warn | None = None
-) -> jinja2.Environment:
+def page_environment(templates_dirs: Folders, store: Store | None = None) -> jinja2.Environment:
     """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
     loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
-    return strict_environment(loader, compiled_dir, warn, autoescape=True)
+    return strict_environment(loader, store, autoescape=True)
 
 
 def _display(path: str, base: Path) -> str:
