@@ -12,7 +12,8 @@ it is compared to:
 - warm: every cache filled (fixtures, rendered pages, compiled templates,
   diagram layouts, number-scan verdicts);
 - cold: every cache under `.cache/` removed before each run except the fixture
-  results (their cost is the fixtures', printed per page by the build itself);
+  results and the import lists they are keyed by (their cost is the fixtures',
+  printed per page by the build itself);
 - scale: a temporary project of N scaffolded pages (`site-builder new`), built
   cold with nothing cached (fixtures included, run in parallel on all cores),
   then rebuilt warm after one page's template is edited, and once more with
@@ -108,7 +109,7 @@ def worktree(revision: str) -> Iterator[Side]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def clear_caches(project: Path, keep: tuple[str, ...] = ("fixtures",)) -> None:
+def clear_caches(project: Path, keep: tuple[str, ...] = ("fixtures", "imports")) -> None:
     """Remove every cache under ``.cache/`` except those named in ``keep``."""
     cache = project / ".cache"
     if not cache.is_dir():
