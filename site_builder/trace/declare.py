@@ -162,7 +162,9 @@ def _text_name(attribute: str, style: str) -> str:
     return attribute.replace("_", "-") if style == "kebab" else attribute
 
 
-@dataclass_transform(frozen_default=True)
+# A field given lines(...) has no default (the decorator takes the lines off the class), so to a type checker
+# lines is a field specifier, like dataclasses.field, called without a default.
+@dataclass_transform(frozen_default=True, field_specifiers=(lines,))
 def trace_format(
     version: str, *, separator: str = " ", bookends: bool = True, field_names: str = "kebab"
 ) -> Callable[[type[C]], type[C]]:
