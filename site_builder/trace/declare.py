@@ -31,6 +31,10 @@ The value kinds are type aliases carrying their :class:`~.format.Kind`:
 ``Decimals(n)``, ``Choice(*words)`` and ``Word(word)`` for a field that is
 always one word. A record with index fields repeats; its lines are given on
 the trace with :func:`lines`.
+
+A type checker refuses a call in an annotation, so type-checked code (the
+pages') writes the hint those three return: ``Annotated[str, choice(*words)]``,
+``Annotated[str, literal(word)]``, ``Annotated[float, decimals(n)]``.
 """
 
 from __future__ import annotations
