@@ -8,9 +8,32 @@ a page from its cached fixture results never imports it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .trace import Int, Real, Sci, record
+
+if TYPE_CHECKING:
+    import dataclasses
+
+    # What a type checker knows of the records loss_records declares: their loss fields are named when the page's
+    # trace.py runs, so they are given as keywords and read back with getattr. A page's trace.py declares them with
+    # ``Curve, Final = loss_records(...)`` and, for the type checker, imports these under the same names.
+
+    class CurveLine:
+        """A CURVE line: the step, then one loss per trained stack."""
+
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+        step: int
+
+        def __init__(self, step: int, /, **losses: float) -> None: ...
+
+    class FinalLine:
+        """A FINAL line: the seed, then one loss per trained stack."""
+
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+        seed: int
+
+        def __init__(self, seed: int, /, **losses: float) -> None: ...
 
 
 @record("TASK")
@@ -25,7 +48,7 @@ class TaskRecord:
     chance_loss: Real  # ln 2: both classes get the same score
 
 
-def loss_records(columns: Sequence[str], *, per: str, module: str) -> tuple[Any, Any]:
+def loss_records(columns: Sequence[str], *, per: str, module: str) -> tuple[type[CurveLine], type[FinalLine]]:
     """A training page's CURVE and FINAL records, declared in ``module``: after the step or the seed that tells
     their lines apart, one loss (``Sci``) per trained stack, a field per name in ``columns`` in that order.
 

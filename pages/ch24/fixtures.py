@@ -9,6 +9,7 @@ record is made.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -166,6 +167,19 @@ def stack_fixture(c: Constants, *, residual: bool) -> dict[str, object]:
 # endregion: stack-fixture
 
 
+def _stack_parts(stack: dict[str, object]) -> tuple[list[np.ndarray], np.ndarray, list[str]]:
+    """A stack_fixture result as the types it builds: the values at every depth, the input's gradient and the
+    branch weights' names, after checking that the input and every weight received a finite, nonzero gradient."""
+    names = cast("list[str]", stack["names"])
+    for name, grad in zip(names, cast("list[np.ndarray | None]", stack["parameter_gradients"])):
+        if grad is None or not np.all(np.isfinite(grad)) or not np.any(grad != 0.0):
+            raise FixtureError("stack", f"parameter {name} received no finite, nonzero gradient")
+    input_gradient = cast("np.ndarray | None", stack["input_gradient"])
+    if input_gradient is None:
+        raise FixtureError("stack", "the input received no gradient")
+    return cast("list[np.ndarray]", stack["values"]), input_gradient, names
+
+
 # region: gradient-check-fixture
 def objective(values: dict[str, np.ndarray]) -> float:
     """Σ (x + xW)ᵢ² in plain NumPy: the independent side of the check."""
@@ -216,12 +230,9 @@ def run(c: Constants = Constants()) -> Run:
     replays = _bits_equal(primary, primary_fixture(c))
     zero = zero_branch_fixture(c)
     shape_case = shape_error_fixture(c)
-    plain = stack_fixture(c, residual=False)
-    resid = stack_fixture(c, residual=True)
+    values_plain, gradient_plain, _ = _stack_parts(stack_fixture(c, residual=False))
+    values_resid, gradient_resid, names_resid = _stack_parts(stack_fixture(c, residual=True))
     check = gradient_check_fixture(c)
-    for name, grad in zip(plain["names"] + resid["names"], plain["parameter_gradients"] + resid["parameter_gradients"]):  # type: ignore[operator]
-        if not np.all(np.isfinite(grad)) or not np.any(grad != 0.0):
-            raise FixtureError("stack", f"parameter {name} received no finite, nonzero gradient")
     proof = _verify_properties(c, primary, zero, shape_case, check.passed)
     same = same_tensor_fixture(c)
     if not np.array_equal(same, np.array(c.upstream) + np.array(c.upstream)):
@@ -245,15 +256,8 @@ def run(c: Constants = Constants()) -> Run:
             weight_gradient_nonzero=bool(zero["weight_gradient_nonzero"]),
         ),
         shape_error=shape_case,
-        stack=tuple(
-            StackRow(depth, pv, rv)
-            for depth, (pv, rv) in enumerate(zip(plain["values"], resid["values"]))  # type: ignore[arg-type]
-        ),
-        stack_gradient=StackGradient(
-            plain=plain["input_gradient"],
-            residual=resid["input_gradient"],
-            parameters=tuple(resid["names"]),  # type: ignore[arg-type]
-        ),
+        stack=tuple(StackRow(depth, pv, rv) for depth, (pv, rv) in enumerate(zip(values_plain, values_resid))),
+        stack_gradient=StackGradient(plain=gradient_plain, residual=gradient_resid, parameters=tuple(names_resid)),
         gradcheck=GradCheck(
             input_checks=check.count("x"),
             weight_checks=check.count("w"),
@@ -264,7 +268,6 @@ def run(c: Constants = Constants()) -> Run:
     )
     branch_weight = c.weight(c.branch_weight)
     # Per layer, the plain stack multiplies by the branch's factor, the residual stack by one plus it.
-    values_plain, values_resid = plain["values"], resid["values"]  # type: ignore[assignment]
     plain_m = float(values_plain[1][0] / values_plain[0][0])
     resid_m = float(values_resid[1][0] / values_resid[0][0])
     depth = c.stack_layers

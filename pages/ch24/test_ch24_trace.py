@@ -10,10 +10,10 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import fresh_trace, golden
 from pages.ch24.trace import Backward, Forward, StackRow, Trace
-from site_builder.trace import format_real
+from site_builder.trace import format_real, layout_of
 
 GOLDEN = golden("ch24")
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 
 EXPECTED = """\
 TRACE residual-connections-v1 BEGIN

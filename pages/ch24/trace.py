@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from site_builder.trace import Bool, Int, Name, Names, Real, Shape, ShapeX, Vector, Word, lines, record, trace_format
+from typing import Annotated
+
+from site_builder.trace import Bool, Int, Name, Names, Real, Shape, ShapeX, Vector, lines, literal, record, trace_format
 
 STACK_DEPTHS = 5  # depth 0 (the input) through depth 4
 
@@ -78,10 +80,10 @@ class GradCheck:
 class Proof:
     """Each property is written only after the fixtures verified it."""
 
-    identity: Word("exact") = "exact"
-    gradient: Word("added") = "added"
-    parameters: Word("branch-owned") = "branch-owned"
-    broadcast: Word("forbidden") = "forbidden"
+    identity: Annotated[str, literal("exact")] = "exact"
+    gradient: Annotated[str, literal("added")] = "added"
+    parameters: Annotated[str, literal("branch-owned")] = "branch-owned"
+    broadcast: Annotated[str, literal("forbidden")] = "forbidden"
 
 
 # region: trace-format

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from site_builder.trace import KeyValueReport, format_bool, format_real, format_shape_brackets, format_vector
+from site_builder.trace import KeyValueReport, format_bool, format_real, format_shape_brackets, format_vector, layout_of
 
 from .trace import Scale, Trace
 
@@ -42,13 +42,13 @@ REPORT = KeyValueReport(
 )
 
 
-def _tensor(shape: Sequence[int], values: object) -> str:
-    return f"shape:{format_shape_brackets(tuple(shape))} values:{format_vector(values)}"  # type: ignore[arg-type]
+def _tensor(shape: Sequence[int], values: Iterable[float]) -> str:
+    return f"shape:{format_shape_brackets(tuple(shape))} values:{format_vector(values)}"
 
 
 def _scale(s: Scale) -> str:
     """One scale comparison, its difference written with the decimals the trace gives that mode."""
-    (slot,) = [slot for slot in Trace.layout.slots if slot.record.kind == "SCALE" and slot.fixed["mode"] == s.mode]
+    (slot,) = [slot for slot in layout_of(Trace).slots if slot.record.kind == "SCALE" and slot.fixed["mode"] == s.mode]
     (diff,) = [f.kind for f in slot.fields if f.name == "max_abs_diff"]
     return (
         f"epsilon:{format_real(s.epsilon)} factor:{format_real(s.factor)} base:{format_vector(s.base)} "

@@ -10,10 +10,10 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import fresh_trace, golden
 from pages.ch25.trace import Primary, Trace
-from site_builder.trace import format_real
+from site_builder.trace import format_real, layout_of
 
 GOLDEN = golden("ch25")
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 G = Golden(GOLDEN)
 
 

@@ -8,6 +8,8 @@ chapter's id) are declared as words, so the strict reader refuses anything else.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from site_builder.trace import (
     Bool,
     Int,
@@ -16,9 +18,9 @@ from site_builder.trace import (
     Shape,
     Text,
     Vector,
-    Word,
     decimals,
     lines,
+    literal,
     record,
     trace_format,
 )
@@ -74,7 +76,7 @@ class Zero:
 class Batch:
     shape: Shape
     output: Vector  # row-major
-    axis: Word("last") = "last"
+    axis: Annotated[str, literal("last")] = "last"
 
 
 @record("HISTORY")
@@ -102,13 +104,13 @@ class Proof:
     gain_checks: Int
     tolerance: Real
     gradcheck: Bool
-    replay: Word("bitwise") = "bitwise"
-    trace: Word("rust-authored") = "rust-authored"  # a fixed token of the course's trace grammar
+    replay: Annotated[str, literal("bitwise")] = "bitwise"
+    trace: Annotated[str, literal("rust-authored")] = "rust-authored"  # a fixed token of the course's trace grammar
 
 
 @record("NEXT")
 class Next:
-    chapter: Word("26-qkv-projections") = "26-qkv-projections"
+    chapter: Annotated[str, literal("26-qkv-projections")] = "26-qkv-projections"
 
 
 # region: trace-format

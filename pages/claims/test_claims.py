@@ -14,9 +14,9 @@ from pages.claims import fixtures as fx
 from pages.claims.figures import BOUNDED, UNBOUNDED, _slice_description, _stream_description
 from pages.claims.trace import FAMILIES, STREAM_DEPTHS, Growth, Trace
 from site_builder.autograd import tensor
-from site_builder.trace import format_real, format_sci
+from site_builder.trace import format_real, format_sci, layout_of
 
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 C = fx.Constants()
 GOLDEN = golden("claims")
 TRACE = parse(GOLDEN)

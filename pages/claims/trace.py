@@ -5,7 +5,9 @@ Each verdict is decided by code from the measured records before it.
 
 from __future__ import annotations
 
-from site_builder.trace import Bool, Choice, Int, Real, Sci, Vector, lines, record, trace_format
+from typing import Annotated
+
+from site_builder.trace import Bool, Int, Real, Sci, Vector, choice, lines, record, trace_format
 
 VERDICTS = ("holds", "does-not-hold", "holds-narrowly")
 CLAIMS = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -21,7 +23,7 @@ STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 SQRT_LAW_EXPONENT = 0.5
 LINEAR_LAW_EXPONENT = 1.0
 
-Family = Choice(*FAMILIES)
+Family = Annotated[str, choice(*FAMILIES)]
 
 
 @record("SCALAR-STACK")
@@ -179,13 +181,13 @@ class IsometrySetup:
 
 @record("ISOMETRY", index="stack")
 class Isometry:
-    stack: Choice(*ISOMETRY_STACKS)
+    stack: Annotated[str, choice(*ISOMETRY_STACKS)]
     gradient: Sci  # |gradient reaching the input| / |gradient sent into the top| at initialization, geometric mean
 
 
 @record("ISOMETRY-TRAINED", index="stack")
 class IsometryTrained:
-    stack: Choice(*TRAINED_STACKS)
+    stack: Annotated[str, choice(*TRAINED_STACKS)]
     initial: Sci  # mean over the seeds
     final: Sci  # mean over the seeds, after the last step
     best: Sci
@@ -195,7 +197,7 @@ class IsometryTrained:
 @record("VERDICT", index="claim")
 class Verdict:
     claim: Int
-    verdict: Choice(*VERDICTS)
+    verdict: Annotated[str, choice(*VERDICTS)]
 
 
 @trace_format("claims-v3")

@@ -13,9 +13,9 @@ from helpers import golden, nan_stops, page
 from pages.deep_stack import fixtures as fx
 from pages.deep_stack.figures import _gradient_summary
 from pages.deep_stack.trace import DEPTHS, PUBLISHED_DEPTHS, Trace
-from site_builder.trace import format_real, format_sci
+from site_builder.trace import format_real, format_sci, layout_of
 
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 C = fx.Constants()
 GOLDEN = golden("deep_stack")
 TRACE = parse(GOLDEN)

@@ -6,7 +6,9 @@ written in ``%.6e``.
 
 from __future__ import annotations
 
-from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
+from typing import Annotated
+
+from site_builder.trace import Bool, Int, Real, Sci, choice, lines, record, trace_format
 
 # The depths the spec publishes, then the extension past the 20-matrix bank.
 PUBLISHED_DEPTHS = (1, 5, 10, 20)
@@ -30,7 +32,7 @@ class Config:
 @record("DEPTH", index="depth")
 class DepthRow:
     depth: Int
-    part: Choice("published", "extended")  # within the spec's bank, or past it
+    part: Annotated[str, choice("published", "extended")]  # within the spec's bank, or past it
     plain_norm: Sci
     plain_norm_by_hand: Sci
     residual_norm: Real

@@ -9,6 +9,7 @@ train full-batch with the same optimizer, learning rate and number of steps.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +90,8 @@ def residual_stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]]) -> Tensor:
 # endregion: stacks
 
 
-STACKS = {"plain": plain_stack, "residual": residual_stack}
+Stack = Callable[[Tensor, list[tuple[Tensor, Tensor]]], Tensor]  # the stream in, its blocks -> the stream out
+STACKS: dict[str, Stack] = {"plain": plain_stack, "residual": residual_stack}
 
 
 @dataclass
@@ -98,14 +100,14 @@ class Models:
 
     ends: Ends
     blocks: list[tuple[Tensor, Tensor]]
-    stack: object
+    stack: Stack
 
     def parameters(self) -> list[Tensor]:
         return [*self.ends.parameters(), *(w for pair in self.blocks for w in pair)]
 
     def stream(self, data: Dataset) -> tuple[Tensor, Tensor]:
         bottom = self.ends.embed(data.inputs)
-        return bottom, self.stack(bottom, self.blocks)  # type: ignore[operator]
+        return bottom, self.stack(bottom, self.blocks)
 
     def losses(self, data: Dataset) -> Tensor:
         return cross_entropy_per_model(self.ends.logits(self.stream(data)[1]), data.labels)

@@ -20,9 +20,9 @@ from pages.degradation import fixtures as fx
 from pages.degradation.figures import _curves_description, _depth_description
 from pages.degradation.trace import COLUMNS, DEPTHS, KINDS, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
-from site_builder.trace import format_sci
+from site_builder.trace import format_sci, layout_of
 
-parse = Trace.layout.parse
+parse = layout_of(Trace).parse
 C = fx.Constants()
 GOLDEN = golden("degradation")
 TRACE = parse(GOLDEN)

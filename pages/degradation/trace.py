@@ -7,7 +7,9 @@ one seed's final loss of every stack; START values are means over the seeds.
 
 from __future__ import annotations
 
-from site_builder.trace import Bool, Choice, Int, Real, Sci, lines, record, trace_format
+from typing import TYPE_CHECKING, Annotated
+
+from site_builder.trace import Bool, Int, Real, Sci, choice, lines, record, trace_format
 from site_builder.training_trace import TaskRecord, loss_records
 
 DEPTHS = (2, 8, 32)
@@ -17,7 +19,7 @@ STEPS = 300
 EVERY = 25
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
 
-Kind = Choice(*KINDS)
+Kind = Annotated[str, choice(*KINDS)]
 
 
 @record("SETUP")
@@ -47,7 +49,11 @@ def column(kind: str, depth: int) -> str:
 
 
 COLUMNS = tuple(column(k, d) for d in DEPTHS for k in KINDS)  # plain_2, residual_2, ..., residual_32
-Curve, Final = loss_records(COLUMNS, per="stack", module=__name__)
+if TYPE_CHECKING:  # the loss fields are named at run time: a type checker sees a line's index and its losses
+    from site_builder.training_trace import CurveLine as Curve
+    from site_builder.training_trace import FinalLine as Final
+else:
+    Curve, Final = loss_records(COLUMNS, per="stack", module=__name__)
 
 
 @record("DEPTH-EFFECT", index="kind")

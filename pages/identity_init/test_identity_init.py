@@ -13,9 +13,9 @@ from helpers import golden, nan_stops
 from pages.identity_init import fixtures as fx
 from pages.identity_init.figures import _deviation_description
 from pages.identity_init.trace import DEPTHS, Trace
-from site_builder.trace import format_real, format_sci
+from site_builder.trace import format_real, format_sci, layout_of
 
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 C = fx.Constants()
 GOLDEN = golden("identity_init")
 TRACE = parse(GOLDEN)

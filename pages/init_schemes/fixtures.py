@@ -162,7 +162,8 @@ def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
     init_draws = [seed_draws(c, s) for s in INIT_SEEDS]
-    starts, derived = [], {}
+    starts: list[Start] = []
+    derived: dict[str, object] = {}  # numbers, booleans and tuples of names
     for scheme in SCHEMES:
         exact = True
         for depth in DEPTHS:

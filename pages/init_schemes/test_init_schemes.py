@@ -27,8 +27,9 @@ from pages.init_schemes.figures import (
 from pages.init_schemes.trace import COLUMNS, DEPTHS, INIT_SEEDS, RECORDED, SCHEMES, SEEDS, TRAIN_DEPTH, Trace
 from site_builder.autograd import tensor
 from site_builder.render.charts import ChartError
+from site_builder.trace import layout_of
 
-parse = Trace.layout.parse
+parse = layout_of(Trace).parse
 C = fx.Constants()
 GOLDEN = golden("init_schemes")
 TRACE = parse(GOLDEN)

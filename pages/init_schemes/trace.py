@@ -8,7 +8,9 @@ and FINAL lines hold training losses at the trained depth, one field per scheme.
 
 from __future__ import annotations
 
-from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
+from typing import TYPE_CHECKING, Annotated
+
+from site_builder.trace import Int, Real, Sci, choice, lines, record, trace_format
 from site_builder.training_trace import TaskRecord, loss_records
 
 SCHEMES = ("he", "zero-last", "rezero", "fixup", "scaled-last")
@@ -20,7 +22,7 @@ STEPS = 200
 EVERY = 20
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
 
-Scheme = Choice(*SCHEMES)
+Scheme = Annotated[str, choice(*SCHEMES)]
 
 
 def column(scheme: str) -> str:
@@ -51,7 +53,11 @@ class Start:
 
 
 COLUMNS = tuple(column(s) for s in SCHEMES)  # he, zero_last, rezero, fixup, scaled_last
-Curve, Final = loss_records(COLUMNS, per="scheme", module=__name__)
+if TYPE_CHECKING:  # the loss fields are named at run time: a type checker sees a line's index and its losses
+    from site_builder.training_trace import CurveLine as Curve
+    from site_builder.training_trace import FinalLine as Final
+else:
+    Curve, Final = loss_records(COLUMNS, per="scheme", module=__name__)
 
 
 @trace_format("init-schemes-v1")

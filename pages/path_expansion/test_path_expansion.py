@@ -13,9 +13,9 @@ from helpers import golden, page
 from pages.path_expansion import fixtures as fx
 from pages.path_expansion.figures import _single_path_summary
 from pages.path_expansion.trace import BLOCKS, WIDTH, Trace
-from site_builder.trace import format_real
+from site_builder.trace import format_real, layout_of
 
-parse, render = Trace.layout.parse, Trace.layout.render
+parse, render = layout_of(Trace).parse, layout_of(Trace).render
 C = fx.Constants()
 GOLDEN = golden("path_expansion")
 TRACE = parse(GOLDEN)

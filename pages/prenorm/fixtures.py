@@ -18,7 +18,7 @@ import numpy as np
 
 from site_builder.autograd import Tensor, parameter
 from site_builder.nn import Adam, layer_norm, residual_add
-from site_builder.run import Run, check_constants
+from site_builder.run import FixtureError, Run, check_constants
 from site_builder.tasks import (
     SPIRALS,
     BlockDraws,
@@ -132,8 +132,13 @@ def build(c: Constants, draws: list[BlockDraws], layout: str, depth: int) -> Mod
     return Models(Ends([d.ends for d in draws], name=name), blocks, layout, c.eps)
 
 
-def per_model_norm(g: np.ndarray) -> np.ndarray:
-    """The norm of each model's slice of ``g`` (``[M, ...]`` -> ``[M]``)."""
+def per_model_norm(g: np.ndarray | None) -> np.ndarray:
+    """The norm of each model's slice of the gradient ``g`` (``[M, ...]`` -> ``[M]``).
+
+    ``g`` is a parameter's ``.grad``: None when the backward pass never reached it, which stops the fixture.
+    """
+    if g is None:
+        raise FixtureError("profile", "a weight of the stack received no gradient from the backward pass")
     return np.sqrt(np.sum(g * g, axis=tuple(range(1, g.ndim))))
 
 
@@ -160,7 +165,9 @@ def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
     profile_draws = [seed_draws(c, s) for s in PROFILE_SEEDS]
-    profiles, inputs, derived = [], [], {}
+    profiles: list[Profile] = []
+    inputs: list[Input] = []
+    derived: dict[str, object] = {}  # numbers, and the trained depths
     for depth in PROFILE_DEPTHS:
         measured = {layout: gradient_profile(build(c, profile_draws, layout, depth), data) for layout in LAYOUTS}
         pre, post = (geometric_mean(measured[layout][0]) for layout in LAYOUTS)

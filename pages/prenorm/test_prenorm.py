@@ -20,8 +20,9 @@ from pages.prenorm import fixtures as fx
 from pages.prenorm.figures import _loss_description, _profile_description
 from pages.prenorm.trace import COLUMNS, PROFILE_DEPTHS, PROFILE_SEEDS, RECORDED, SEEDS, TRAIN_DEPTHS, Trace
 from site_builder.autograd import parameter, tensor
+from site_builder.trace import layout_of
 
-parse = Trace.layout.parse
+parse = layout_of(Trace).parse
 C = fx.Constants()
 GOLDEN = golden("prenorm")
 TRACE = parse(GOLDEN)
@@ -45,7 +46,8 @@ def small_case(seed: int = 0):
     rng = np.random.default_rng(seed)
     h0 = rng.standard_normal((2, 5, 4))
     weights = [(rng.standard_normal((2, 4, 4)) * 0.5, rng.standard_normal((2, 4, 4)) * 0.5) for _ in range(3)]
-    models = fx.Models(ends=None, blocks=[(tensor(a), tensor(b)) for a, b in weights], layout="pre", eps=C.eps)  # type: ignore[arg-type]
+    # ends=None: these tests run only the stacks between the embedding and the read-out, which never read the ends.
+    models = fx.Models(ends=None, blocks=[(tensor(a), tensor(b)) for a, b in weights], layout="pre", eps=C.eps)  # type: ignore[arg-type]  # see above
     return h0, weights, models
 
 

@@ -10,6 +10,8 @@ per layout and depth trained.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from site_builder.trace import Int, Real, Sci, lines, record, trace_format
 from site_builder.training_trace import TaskRecord, loss_records
 
@@ -55,7 +57,11 @@ class Input:
 
 
 COLUMNS = tuple(column(layout, d) for d in TRAIN_DEPTHS for layout in LAYOUTS)  # pre_6, post_6, pre_24, post_24
-Curve, Final = loss_records(COLUMNS, per="layout and depth", module=__name__)
+if TYPE_CHECKING:  # the loss fields are named at run time: a type checker sees a line's index and its losses
+    from site_builder.training_trace import CurveLine as Curve
+    from site_builder.training_trace import FinalLine as Final
+else:
+    Curve, Final = loss_records(COLUMNS, per="layout and depth", module=__name__)
 
 
 @trace_format("prenorm-v1")

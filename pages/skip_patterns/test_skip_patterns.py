@@ -20,8 +20,9 @@ from pages.skip_patterns import fixtures as fx
 from pages.skip_patterns.figures import _growth_description, _loss_description, _parameters_description
 from pages.skip_patterns.trace import DEPTHS, PATTERNS, RECORDED, SEEDS, Trace
 from site_builder.autograd import parameter, tensor
+from site_builder.trace import layout_of
 
-parse = Trace.layout.parse
+parse = layout_of(Trace).parse
 C = fx.Constants()
 GOLDEN = golden("skip_patterns")
 TRACE = parse(GOLDEN)

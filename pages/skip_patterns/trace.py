@@ -9,7 +9,9 @@ trained depth, one field per pattern.
 
 from __future__ import annotations
 
-from site_builder.trace import Choice, Int, Real, Sci, lines, record, trace_format
+from typing import TYPE_CHECKING, Annotated
+
+from site_builder.trace import Int, Real, Sci, choice, lines, record, trace_format
 from site_builder.training_trace import TaskRecord, loss_records
 
 PATTERNS = ("residual", "highway", "dense")
@@ -21,7 +23,7 @@ STEPS = 200
 EVERY = 20
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
 
-Pattern = Choice(*PATTERNS)
+Pattern = Annotated[str, choice(*PATTERNS)]
 
 
 @record("SETUP")
@@ -46,7 +48,11 @@ class Shape:
     backward: Sci  # |gradient reaching the stack's input| / |gradient sent into its top|, at initialization
 
 
-Curve, Final = loss_records(PATTERNS, per="pattern", module=__name__)
+if TYPE_CHECKING:  # the loss fields are named at run time: a type checker sees a line's index and its losses
+    from site_builder.training_trace import CurveLine as Curve
+    from site_builder.training_trace import FinalLine as Final
+else:
+    Curve, Final = loss_records(PATTERNS, per="pattern", module=__name__)
 
 
 @trace_format("skip-patterns-v1")

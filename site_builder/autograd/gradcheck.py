@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-Objective = Callable[[Mapping[str, np.ndarray]], float]
+# The objective gets a fresh dict of copies for every evaluation, so one written for a dict (or any mapping) fits.
+Objective = Callable[[dict[str, np.ndarray]], float]
 
 
 @dataclass(frozen=True)

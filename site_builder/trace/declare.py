@@ -31,6 +31,10 @@ The value kinds are type aliases carrying their :class:`~.format.Kind`:
 ``Decimals(n)``, ``Choice(*words)`` and ``Word(word)`` for a field that is
 always one word. A record with index fields repeats; its lines are given on
 the trace with :func:`lines`.
+
+A type checker refuses a call in an annotation, so type-checked code (the
+pages') writes the hint those three return: ``Annotated[str, choice(*words)]``,
+``Annotated[str, literal(word)]``, ``Annotated[float, decimals(n)]``.
 """
 
 from __future__ import annotations
@@ -162,7 +166,9 @@ def _text_name(attribute: str, style: str) -> str:
     return attribute.replace("_", "-") if style == "kebab" else attribute
 
 
-@dataclass_transform(frozen_default=True)
+# A field given lines(...) has no default (the decorator takes the lines off the class), so to a type checker
+# lines is a field specifier, like dataclasses.field, called without a default.
+@dataclass_transform(frozen_default=True, field_specifiers=(lines,))
 def trace_format(
     version: str, *, separator: str = " ", bookends: bool = True, field_names: str = "kebab"
 ) -> Callable[[type[C]], type[C]]:
