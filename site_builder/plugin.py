@@ -51,7 +51,7 @@ from .build import Built, build_pages
 from .cache import Store
 from .errors import SiteBuilderError, os_error, shown
 from .project import Page, Project, nav_additions, site_date
-from .scan import NumberScan, Scanned
+from .scan import NumberScan
 
 NAME = logs.NAME
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -144,14 +144,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             logs.warning(f"{issue.message()} (serving the fresh values)")
         for error in built.failed.values():
             logs.serve_error(f"{error} (the page shows this error)")
-        scanned = {
-            p.html_path: Scanned(frozenset(built.pages[p.slug].names), (p.folder, project.templates_dir))
-            for p in self.pages
-            if p.slug in built.pages
-        }
-        everything = frozenset().union(*(s.names for s in scanned.values()))
-        scanned[""] = Scanned(everything, ())  # any other page may name any page's facts
-        self.scan = NumberScan(project, store, built.code, scanned)
+        self.scan = NumberScan.of_build(project, self.pages, built, store)
         logs.info(built.summary())
 
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:

@@ -10,13 +10,17 @@ facts carry and its HTML), so the same HTML with the same facts is not parsed ag
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .cache import Store, name
 from .errors import shown
-from .project import Project
+from .project import Page, Project
+
+if TYPE_CHECKING:
+    from .build import Built
 
 KIND = "scan"
 SCAN_FORMAT = "site-builder number scan 2"
@@ -39,6 +43,19 @@ class NumberScan:
         self.store = store
         self.code = code
         self.pages = dict(pages)
+
+    @classmethod
+    def of_build(cls, project: Project, pages: Sequence[Page], built: Built, store: Store) -> NumberScan:
+        """The scan of the site whose generated pages are ``built``: each may show its own facts' names, and a
+        number typed on it is looked for in its folder's and the shared templates; any other page may show the
+        names of every page's facts."""
+        scanned = {
+            p.html_path: Scanned(frozenset(built.pages[p.slug].names), (p.folder, project.templates_dir))
+            for p in pages
+            if p.slug in built.pages
+        }
+        scanned[""] = Scanned(frozenset().union(*(s.names for s in scanned.values())), ())
+        return cls(project, store, built.code, scanned)
 
     def warnings(self, html: str, built: str, source: Path | None) -> list[str]:
         """One line per number without provenance on the page MkDocs built at ``built`` (``source``: its docs file)."""
