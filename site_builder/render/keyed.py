@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, SupportsIndex, overload
 
+from jinja2 import Undefined
+
 from ..errors import SiteBuilderError
 from ..trace.format import Field
 from ..trace.layout import Record, TraceLayout
@@ -124,6 +126,8 @@ def key_of(shown: Any, helper: str) -> str:
         return shown.key
     if isinstance(shown, str):
         return shown
+    if isinstance(shown, Undefined):
+        str(shown)  # a strict undefined raises the error that names what is missing
     raise SiteBuilderError(
         f"{helper}() takes a fact key or a value read from a record of `trace`, not {type(shown).__name__} {shown!r}"
     )

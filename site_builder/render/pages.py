@@ -80,10 +80,10 @@ class UnshownFieldError(SiteBuilderError):
     def __init__(self, project: Project, page: Page, layout: TraceLayout[Any], missing: list[str]) -> None:
         self.missing = missing
         named = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-        noun = "field" if len(missing) == 1 else f"{len(missing)} fields"
+        fields = "the trace field" if len(missing) == 1 else f"{len(missing)} fields of its trace,"
         super().__init__(
-            f"{_declared_at(project, page, layout, missing[0])}: {project.display(page.folder)} never shows the "
-            f"trace {noun} {named}: every field of a page's trace appears on it (show it with tv(), or drop it)"
+            f"{_declared_at(project, page, layout, missing[0])}: {project.display(page.folder)} never shows "
+            f"{fields} {named}: every field of a page's trace appears on it (show it with tv(), or drop it)"
         )
 
 
