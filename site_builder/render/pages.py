@@ -43,11 +43,11 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
     "fact": ("fact(key)", "the raw value, for loops and choosing words, never for display"),
     "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact'),
     "math": (
-        "math(latex, spoken=None)",
+        "math(latex, spoken=None, **values)",
         "inline MathML, numbers through `\\tv`, `\\tvec`, `\\tmat` and `\\lit` (`render/math.py`); `spoken` "
-        "names math that stands alone as a table header",
+        "names math that stands alone as a table header; `\\tv{x}{short}` with `x=row.x` shows that record's field",
     ),
-    "display_math": ("display_math(latex)", "the same as a block of its own"),
+    "display_math": ("display_math(latex, **values)", "the same as a block of its own"),
     "diagram": (
         "diagram(template, id, title, description)",
         "a DOT template drawn as inline SVG in a scrollable region (`render/diagrams.py`)",
@@ -297,12 +297,13 @@ class PageTemplate:
         name = key_of(key, "keys")
         return [f"{name}[{i}]" for i in range(len(self._book.value(name)))]
 
-    def math(self, latex: str, spoken: str | None = None) -> Markup:
+    def math(self, latex: str, spoken: str | None = None, **values: Any) -> Markup:
         # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
-        return Markup(f'<span class="math-inline">{self._maths.render(latex, spoken=spoken)}</span>')
+        shown = self._maths.render(_named_keys(latex, values), spoken=spoken)
+        return Markup(f'<span class="math-inline">{shown}</span>')
 
-    def display_math(self, latex: str) -> Markup:
-        return Markup(f'<div class="math-block">{self._maths.render(latex, display=True)}</div>')
+    def display_math(self, latex: str, **values: Any) -> Markup:
+        return Markup(f'<div class="math-block">{self._maths.render(_named_keys(latex, values), display=True)}</div>')
 
     def diagram(self, template: str, diagram_id: str, title: str, description: str) -> Markup:
         renderer, page = self._renderer, self.page
@@ -355,6 +356,22 @@ class PageTemplate:
 
     def has_page(self, slug: str) -> bool:
         return slug in self._renderer.pages
+
+
+_NAMED_VALUE = re.compile(r"\\(?P<macro>tv|tvec|tmat)\{(?P<name>[^{}]+)\}")
+
+
+def _named_keys(latex: str, values: Mapping[str, Any]) -> str:
+    """``\\tv{alpha}{short}`` with ``alpha=row.alpha`` -> ``\\tv{CLAIM[1].alpha}{short}``: a value named by a keyword
+    argument stands for its key (the first argument of ``\\tv``, ``\\tvec`` and ``\\tmat``)."""
+    if not values:
+        return latex
+
+    def key(m: re.Match[str]) -> str:
+        name = m["name"]
+        return f"\\{m['macro']}{{{key_of(values[name], 'math')}}}" if name in values else m[0]
+
+    return _NAMED_VALUE.sub(key, latex)
 
 
 def template_context(helpers: PageTemplate) -> dict[str, Any]:
