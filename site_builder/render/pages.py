@@ -358,20 +358,26 @@ class PageTemplate:
         return slug in self._renderer.pages
 
 
-_NAMED_VALUE = re.compile(r"\\(?P<macro>tv|tvec|tmat)\{(?P<name>[^{}]+)\}")
+# The key arguments of \\tv{KEY}{FMT}, \\tvec{KEY} and \\tmat{KEY}{SHAPE-KEY}: the first, and \\tmat's second.
+_KEY_ARGUMENTS = (
+    re.compile(r"(?P<head>\\tmat\{[^{}]+\}\{)(?P<name>[^{}]+)(?=\})"),
+    re.compile(r"(?P<head>\\(?:tv|tvec|tmat)\{)(?P<name>[^{}]+)(?=\})"),
+)
 
 
 def _named_keys(latex: str, values: Mapping[str, Any]) -> str:
-    """``\\tv{alpha}{short}`` with ``alpha=row.alpha`` -> ``\\tv{CLAIM[1].alpha}{short}``: a value named by a keyword
-    argument stands for its key (the first argument of ``\\tv``, ``\\tvec`` and ``\\tmat``)."""
+    """``\\tv{alpha}{short}`` with ``alpha=row.alpha`` -> ``\\tv{CLAIM[1].alpha}{short}``: a key argument of ``\\tv``,
+    ``\\tvec`` or ``\\tmat`` that names a keyword argument stands for that value's key (or for the key it is)."""
     if not values:
         return latex
 
     def key(m: re.Match[str]) -> str:
         name = m["name"]
-        return f"\\{m['macro']}{{{key_of(values[name], 'math')}}}" if name in values else m[0]
+        return m["head"] + key_of(values[name], "math") if name in values else m[0]
 
-    return _NAMED_VALUE.sub(key, latex)
+    for arguments in _KEY_ARGUMENTS:
+        latex = arguments.sub(key, latex)
+    return latex
 
 
 def template_context(helpers: PageTemplate) -> dict[str, Any]:
