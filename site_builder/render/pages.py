@@ -39,9 +39,13 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding site_bu
 # Every name a page template (and its partials) sees: name -> (how it is called, what it gives). AUTHORING.md's table
 # is made from it, and tests/test_authoring_guide.py checks that it names exactly what PageTemplate gives.
 TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
-    "tv": ("tv(key, fmt)", "the value as a provenance span (see `site_builder/facts.py`)"),
-    "fact": ("fact(key)", "the raw value, for loops and choosing words, never for display"),
-    "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact'),
+    "tv": (
+        "tv(key, fmt)",
+        "the value as a provenance span (see `site_builder/facts.py`); `key` is a fact key or a field read from a "
+        'record of `trace` (`tv(row.plain, "vector")`)',
+    ),
+    "fact": ("fact(key)", "the raw value of a key, for loops and choosing words, never for display"),
+    "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact (a key, or a field of a record)'),
     "math": (
         "math(latex, spoken=None, **values)",
         "inline MathML, numbers through `\\tv`, `\\tvec`, `\\tmat` and `\\lit` (`render/math.py`); `spoken` "
@@ -64,7 +68,11 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
     "title_of": ("title_of(slug)", "another generated page's title"),
     "has_page": ("has_page(slug)", "whether a page folder of that slug exists (to link to it once it does)"),
     "page": ("page", "this page's `Page` (`page.slug`, `page.title`, `page.chapter`, …; `site_builder/project.py`)"),
-    "trace": ("trace", "the typed trace, read back from its text (`trace.stack[3].plain`), for loops and wording"),
+    "trace": (
+        "trace",
+        "the typed trace, read back from its text, whose fields know their keys (`trace.stack[3].plain` is "
+        '`STACK[3].plain`); `trace.starts.at(32, "plain")` finds a record by its index (`render/keyed.py`)',
+    ),
     "charts": ("charts", "chart id -> inline SVG, as `figures.charts(trace, facts)` returned them"),
     "downloads": ("downloads", '`[{"name", "kind", "href"}]` published beside the page'),
 }
