@@ -15,7 +15,7 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from html import escape, unescape
 from pathlib import Path
 from typing import Any
@@ -96,32 +96,31 @@ class UnshownFieldError(SiteBuilderError):
 
 
 def _declared_at(project: Project, page: Page, layout: TraceLayout[Any], key: str) -> str:
-    """``FILE:LINE`` of the declaration of the field ``key`` names (its record's class, else the trace's attribute)."""
+    """``FILE:LINE`` that declares the field ``key`` names: its line in the record's class, else the line of the
+    trace's attribute that holds the record (a record class made by a function has no lines of its own)."""
     import inspect
 
-    name = key.rsplit(".", 1)[1]
-    for record in layout.records:
-        if not key.startswith(record.kind + (".", "[")[record.repeated]):
-            continue
-        attribute = record.field(name).attribute
-        try:
-            lines, start = inspect.getsourcelines(record.type)
-            file = inspect.getsourcefile(record.type)
-        except (OSError, TypeError):
-            lines, start, file = [], 0, None
-        for offset, text in enumerate(lines):
-            if file and re.match(rf"\s+{attribute}\s*:", text):
-                return f"{project.display(Path(file))}:{start + offset}"
-        trace_py = page.folder / "trace.py"
-        try:
-            source = trace_py.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            break
-        for number, text in enumerate(source, start=1):
-            if re.match(rf"\s+{record.attr}\s*:", text):
-                return f"{project.display(trace_py)}:{number}"
-        return project.display(trace_py)
-    return project.display(page.folder / "trace.py")
+    trace_py = page.folder / "trace.py"
+    for slot in layout.slots:
+        for f in slot.fields:
+            if f"{slot.record.key(slot.fixed)}.{f.name}" != key:
+                continue
+            try:
+                lines, start = inspect.getsourcelines(slot.record.type)
+                file = Path(inspect.getsourcefile(slot.record.type) or "")
+            except (OSError, TypeError):
+                lines, start, file = [], 0, trace_py
+            for offset, text in enumerate(lines):
+                if re.match(rf"\s+{f.attribute}\s*:", text):
+                    return f"{project.display(file)}:{start + offset}"
+            try:
+                source = trace_py.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                source = []
+            for number, text in enumerate(source, start=1):
+                if re.match(rf"\s+{slot.record.attr}\s*:", text):
+                    return f"{project.display(trace_py)}:{number}"
+    return project.display(trace_py)
 
 
 @dataclass
@@ -207,9 +206,9 @@ class PageRenderer:
         self.diagrams = DiagramRenderer(project.cache_dir / "diagrams", self.warn, project.display)
 
     def environment(self, page: Page) -> jinja2.Environment:
-        return page_environment([page.folder, self.project.templates_dir], self.compiled, self._warn_relative)
+        return page_environment([page.folder, self.project.templates_dir], self.compiled, self.warn_relative)
 
-    def _warn_relative(self, line: str) -> None:
+    def warn_relative(self, line: str) -> None:
         self.warn(line.replace(str(self.project.root) + "/", "", 1))
 
     def excerpt_file(self, page: Page, path: str) -> tuple[Path, str]:
@@ -227,7 +226,7 @@ class PageRenderer:
         files, downloads = self._downloads(page, run)
         book = FactBook(run.facts)
         env = self.environment(page)
-        helpers = PageTemplate(self, page, run, book, downloads)
+        helpers = PageTemplate(self, page, run, book, downloads, env)
         try:
             body = env.get_template("page.md.j2").render(template_context(helpers))
         except Exception as exc:
@@ -284,9 +283,16 @@ class PageTemplate:
     downloads: list[dict[str, str]]
 
     def __init__(
-        self, renderer: PageRenderer, page: Page, run: Any, book: FactBook, downloads: list[dict[str, str]]
+        self,
+        renderer: PageRenderer,
+        page: Page,
+        run: Any,
+        book: FactBook,
+        downloads: list[dict[str, str]],
+        env: jinja2.Environment,
     ) -> None:
         self._renderer = renderer
+        self._env = env
         self._book = book
         self._maths = MathRenderer(book)
         self._source_folder = posixpath.dirname(page.page_path) or "."
@@ -315,10 +321,8 @@ class PageTemplate:
 
     def diagram(self, template: str, diagram_id: str, title: str, description: str) -> Markup:
         renderer, page = self._renderer, self.page
-        env = renderer.environment(page)
-        dot_env = dot_environment(env.loader, renderer.compiled, renderer._warn_relative)  # type: ignore[arg-type]  # environment() always sets a loader
         drawn = renderer.diagrams.render(
-            dot_env,
+            self._dot_env,
             template,
             self._book,
             template_context(self),
@@ -329,6 +333,12 @@ class PageTemplate:
             description_html=str(description).strip(),
         )
         return _scroll_region(title, drawn.svg)
+
+    @cached_property
+    def _dot_env(self) -> jinja2.Environment:
+        """Jinja for the page's DOT templates, made at its first diagram: the same folders as the page's."""
+        renderer = self._renderer
+        return dot_environment(self._env.loader, renderer.compiled, renderer.warn_relative)  # type: ignore[arg-type]  # environment() always sets a loader
 
     def chart(self, svg: str) -> Markup:
         return Markup(f'<div class="chart-box">{svg}</div>')
