@@ -92,3 +92,16 @@ def test_tv_refuses_a_value_that_was_not_read_from_a_record(tmp_path):
     message = str(info.value)
     assert message.startswith(f"{folder}/page.md.j2:1: ") and "a value read from a record of `trace`" in message
     assert "\n" not in message
+
+
+def test_a_dot_template_draws_a_field_read_from_a_record_as_it_draws_its_key(tmp_path):
+    project, folder = scaffolded(tmp_path)
+    by_key = rendered(project)
+    dot = project.root / folder / "layer.dot.j2"
+    text = dot.read_text(encoding="utf-8")
+    for key, field in (("LAYER.input", "trace.layer.input"), ("LAYER.output", "trace.layer.output")):
+        assert f'"{key}"' in text
+        text = text.replace(f'"{key}"', field)
+    dot.write_text(text, encoding="utf-8")
+    assert rendered(project) == by_key
+    assert 'data-trace="LAYER.output"' in by_key
