@@ -6,7 +6,7 @@ Each table sits between two markers (``<!-- formats:start -->`` … ``<!-- forma
     .venv/bin/python tests/test_authoring_guide.py --write
 
 The code side is checked too: the descriptions must name exactly the formats ``facts.formatter`` knows and the
-names ``PageRenderer.render`` and ``DiagramRenderer.dot_source`` pass to their templates.
+names ``PageTemplate`` gives and ``DiagramRenderer.dot_source`` passes to their templates.
 """
 
 from __future__ import annotations
@@ -86,25 +86,12 @@ def _function(cls: type, name: str) -> ast.FunctionDef:
     return found
 
 
-def _render_context_names() -> set[str]:
-    """The names PageRenderer.render puts into ``context``: its dict literal's keys and ``context.update``'s keywords."""
-    from site_builder.render.pages import PageRenderer
+def _page_template_names() -> set[str]:
+    """The public names of PageTemplate, the object whose methods and attributes a page's templates see."""
+    from site_builder.render.pages import PageTemplate
 
-    names: set[str] = set()
-    for node in ast.walk(_function(PageRenderer, "render")):
-        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
-            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
-            if any(isinstance(t, ast.Name) and t.id == "context" for t in targets):
-                names |= {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "update"
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "context"
-        ):
-            names |= {k.arg for k in node.keywords if k.arg}
-    return names
+    members = {name for name in vars(PageTemplate) if not name.startswith("_")}
+    return members | {name for name in PageTemplate.__annotations__ if not name.startswith("_")}
 
 
 def _dot_source_names() -> set[str]:
@@ -127,7 +114,7 @@ def test_every_number_format_the_code_defines_has_a_description() -> None:
 def test_every_name_a_page_template_sees_has_a_description() -> None:
     from site_builder.render.pages import TEMPLATE_GLOBALS
 
-    assert set(TEMPLATE_GLOBALS) == _render_context_names(), "TEMPLATE_GLOBALS must name what render() passes"
+    assert set(TEMPLATE_GLOBALS) == _page_template_names(), "TEMPLATE_GLOBALS must name what PageTemplate gives"
     assert all(call.split("(")[0] == name for name, (call, _) in TEMPLATE_GLOBALS.items())
 
 

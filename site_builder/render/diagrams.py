@@ -31,6 +31,7 @@ import jinja2
 from ..cache import Store, name
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
+from .keyed import key_of
 from .templating import TemplateFailure, literal_lines, strict_environment
 
 DOT_NOT_FOUND = "Graphviz's `dot` was not found; install the Debian package graphviz (apt-get install graphviz)"
@@ -58,7 +59,8 @@ DOT_GLOBALS: dict[str, tuple[str, str]] = {
     "edge": ("edge(role)", "an edge role's DOT attributes: `flow`, `aside`, or one page.toml declares"),
     "value": (
         "value(node, key, fmt)",
-        'a fact as a whole line of that node\'s quoted label (`label="…"`), given its provenance in the SVG',
+        "a fact (a key, or a field read from a record of `trace`) as a whole line of that node's quoted label "
+        '(`label="…"`), given its provenance in the SVG',
     ),
     "html_value": ("html_value(node, key, fmt)", "the same inside an HTML-like label (`label=<…>`)"),
 }
@@ -145,7 +147,8 @@ class _Values:
     book: FactBook
     table: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
-    def _register(self, node: str, key: str, fmt: str) -> str:
+    def _register(self, node: str, fact: Any, fmt: str) -> str:
+        key = key_of(fact, "value")  # a key, or a field read from a record of `trace`
         text = self.book.text(key, fmt)
         previous = self.table.setdefault((node, text), (key, fmt))
         if previous != (key, fmt):
@@ -154,10 +157,10 @@ class _Values:
             )
         return text
 
-    def __call__(self, node: str, key: str, fmt: str) -> DotText:
+    def __call__(self, node: str, key: Any, fmt: str) -> DotText:
         return DotText(dot_escape(self._register(node, key, fmt)))
 
-    def html(self, node: str, key: str, fmt: str) -> DotText:
+    def html(self, node: str, key: Any, fmt: str) -> DotText:
         return DotText(html_label_escape(self._register(node, key, fmt)))
 
 

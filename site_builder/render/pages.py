@@ -12,9 +12,11 @@ goes through one of them. AUTHORING.md's table of them is made from it.
 from __future__ import annotations
 
 import posixpath
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from html import escape
+from functools import cached_property, lru_cache
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,9 @@ from ..cache import Store
 from ..errors import SiteBuilderError
 from ..facts import FactBook, fact_names
 from ..project import Page, Project, served_folder
+from ..trace.layout import TraceLayout
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
+from .keyed import key_of, trace_view
 from .math import MathRenderer
 from .regions import extract_region
 from .templating import describe_failure, page_environment
@@ -34,17 +38,21 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding site_bu
 
 
 # Every name a page template (and its partials) sees: name -> (how it is called, what it gives). AUTHORING.md's table
-# is made from it, and tests/test_authoring_guide.py checks that it names exactly what PageRenderer.render passes.
+# is made from it, and tests/test_authoring_guide.py checks that it names exactly what PageTemplate gives.
 TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
-    "tv": ("tv(key, fmt)", "the value as a provenance span (see `site_builder/facts.py`)"),
-    "fact": ("fact(key)", "the raw value, for loops and choosing words, never for display"),
-    "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact'),
-    "math": (
-        "math(latex, spoken=None)",
-        "inline MathML, numbers through `\\tv`, `\\tvec`, `\\tmat` and `\\lit` (`render/math.py`); `spoken` "
-        "names math that stands alone as a table header",
+    "tv": (
+        "tv(key, fmt)",
+        "the value as a provenance span (see `site_builder/facts.py`); `key` is a fact key or a field read from a "
+        'record of `trace` (`tv(row.plain, "vector")`)',
     ),
-    "display_math": ("display_math(latex)", "the same as a block of its own"),
+    "fact": ("fact(key)", "the raw value of a key, for loops and choosing words, never for display"),
+    "keys": ("keys(key)", '`["key[0]", "key[1]", …]` for a vector-valued fact (a key, or a field of a record)'),
+    "math": (
+        "math(latex, spoken=None, **values)",
+        "inline MathML, numbers through `\\tv`, `\\tvec`, `\\tmat` and `\\lit` (`render/math.py`); `spoken` "
+        "names math that stands alone as a table header; `\\tv{x}{short}` with `x=row.x` shows that record's field",
+    ),
+    "display_math": ("display_math(latex, **values)", "the same as a block of its own"),
     "diagram": (
         "diagram(template, id, title, description)",
         "a DOT template drawn as inline SVG in a scrollable region (`render/diagrams.py`)",
@@ -61,10 +69,59 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
     "title_of": ("title_of(slug)", "another generated page's title"),
     "has_page": ("has_page(slug)", "whether a page folder of that slug exists (to link to it once it does)"),
     "page": ("page", "this page's `Page` (`page.slug`, `page.title`, `page.chapter`, …; `site_builder/project.py`)"),
-    "trace": ("trace", "the typed trace, read back from its text (`trace.stack[3].plain`), for loops and wording"),
+    "trace": (
+        "trace",
+        "the typed trace, read back from its text, whose fields know their keys (`trace.stack[3].plain` is "
+        '`STACK[3].plain`); `trace.starts.at(32, "plain")` finds a record by its index (`render/keyed.py`)',
+    ),
     "charts": ("charts", "chart id -> inline SVG, as `figures.charts(trace, facts)` returned them"),
     "downloads": ("downloads", '`[{"name", "kind", "href"}]` published beside the page'),
 }
+
+
+_DATA_TRACE = re.compile(r'data-trace="([^"]*)"')  # an element that shows a fact: a span, an SVG text, a MathML row
+_ELEMENT = re.compile(r"\[\d+\]$")  # KEY[i], one element of a vector-valued fact, shows KEY
+
+
+class UnshownFieldError(SiteBuilderError):
+    """A field of a page's trace that the page never shows: one line, at the line that declares the field."""
+
+    def __init__(self, project: Project, page: Page, layout: TraceLayout[Any], missing: list[str]) -> None:
+        self.missing = missing
+        named = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+        fields = "the trace field" if len(missing) == 1 else f"{len(missing)} fields of its trace,"
+        super().__init__(
+            f"{_declared_at(project, page, layout, missing[0])}: {project.display(page.folder)} never shows "
+            f"{fields} {named}: every field of a page's trace appears on it (show it with tv(), or drop it)"
+        )
+
+
+def _declared_at(project: Project, page: Page, layout: TraceLayout[Any], key: str) -> str:
+    """``FILE:LINE`` that declares the field ``key`` names: its line in the record's class, else the line of the
+    trace's attribute that holds the record (a record class made by a function has no lines of its own)."""
+    import inspect
+
+    trace_py = page.folder / "trace.py"
+    for slot in layout.slots:
+        for f in slot.fields:
+            if f"{slot.record.key(slot.fixed)}.{f.name}" != key:
+                continue
+            try:
+                lines, start = inspect.getsourcelines(slot.record.type)
+                file = Path(inspect.getsourcefile(slot.record.type) or "")
+            except (OSError, TypeError):
+                lines, start, file = [], 0, trace_py
+            for offset, text in enumerate(lines):
+                if re.match(rf"\s+{f.attribute}\s*:", text):
+                    return f"{project.display(file)}:{start + offset}"
+            try:
+                source = trace_py.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                source = []
+            for number, text in enumerate(source, start=1):
+                if re.match(rf"\s+{slot.record.attr}\s*:", text):
+                    return f"{project.display(trace_py)}:{number}"
+    return project.display(trace_py)
 
 
 @dataclass
@@ -166,14 +223,34 @@ class PageRenderer:
 
     def render(self, page: Page, run: Any) -> RenderedPage:
         """Markdown for ``page`` from its :class:`~site_builder.pipeline.PageRun`."""
+        files, downloads = self._downloads(page, run)
         book = FactBook(run.facts)
         self.diagrams.drawn = []
-        maths = MathRenderer(book)
-        folder = served_folder(page.page_path)
-        source_folder = posixpath.dirname(page.page_path)
-        texts = {"trace": run.trace_text, "report": run.report_text}
+        env = self.environment(page)
+        helpers = PageTemplate(self, page, run, book, downloads, env)
+        try:
+            body = env.get_template("page.md.j2").render(template_context(helpers))
+        except Exception as exc:
+            raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
+        markdown = front_matter(page) + heading_html(page, book) + body
+        self._check_shown(page, run.trace, markdown)
+        return RenderedPage(
+            markdown,
+            files,
+            run.records,
+            tuple(sorted(fact_names(run.facts))),
+            run.trace_text,
+            run.report_text,
+            tuple(sorted(set(self.diagrams.drawn))),
+        )
+
+    def _downloads(self, page: Page, run: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
+        """The files published beside the page (site path -> text), and how its template links to each."""
         from ..pipeline import version_of
 
+        folder = served_folder(page.page_path)
+        source_folder = posixpath.dirname(page.page_path) or "."
+        texts = {"trace": run.trace_text, "report": run.report_text}
         files: dict[str, str] = {}
         downloads = []
         for name, kind in page.download_names(version_of(self.project, page)).items():
@@ -185,111 +262,151 @@ class PageRenderer:
                 )
             target = posixpath.join(folder, name)
             files[target] = text
-            downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder or ".")})
+            downloads.append({"name": name, "kind": kind, "href": posixpath.relpath(target, source_folder)})
+        return files, downloads
 
-        env = self.environment(page)
-        dot_env = dot_environment(env.loader, self.store)  # type: ignore[arg-type]  # environment() always sets a loader
+    def _check_shown(self, page: Page, trace: Any, markdown: str) -> None:
+        """Every field of the page's trace is shown on the page (an element carries its key, or an element's)."""
+        layout = getattr(type(trace), "layout", None)
+        if not isinstance(layout, TraceLayout):
+            return
+        shown = {_ELEMENT.sub("", unescape(key)) for key in _DATA_TRACE.findall(markdown)}
+        missing = [key for key in layout.keys() if key not in shown]
+        if missing:
+            raise UnshownFieldError(self.project, page, layout, missing)
 
-        def tv(key: str, fmt: str) -> Markup:
-            return Markup(book.html(key, fmt))
-
-        def keys(key: str) -> list[str]:
-            value = book.value(key)
-            return [f"{key}[{i}]" for i in range(len(value))]
-
-        def math(latex: str, spoken: str | None = None) -> Markup:
-            # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
-            return Markup(f'<span class="math-inline">{maths.render(latex, spoken=spoken)}</span>')
-
-        def display_math(latex: str) -> Markup:
-            return Markup(f'<div class="math-block">{maths.render(latex, display=True)}</div>')
-
-        context: dict[str, Any] = {"trace": run.trace, "charts": run.charts}
-
-        def diagram(template: str, diagram_id: str, title: str, description: str) -> Markup:
-            drawn = self.diagrams.render(
-                dot_env,
-                template,
-                book,
-                {**context, "tv": tv, "fact": book.value, "keys": keys},
-                node_roles=page.node_roles,
-                edge_roles=page.edge_roles,
-                diagram_id=diagram_id,
-                title=title,
-                description_html=str(description).strip(),
-            )
-            return _scroll_region(title, drawn.svg)
-
-        def excerpt(path: str, region: str, language: str = "python") -> Markup:
-            root, shown_path = self.excerpt_file(page, path)
-            found = extract_region(root, shown_path, region)
-            return Markup(code_figure(found.source, found.path, found.name, found.text, language))
-
-        def chart(svg: str) -> Markup:
-            return Markup(f'<div class="chart-box">{svg}</div>')
-
-        def swatch(role: str) -> Markup:
-            return Markup(legend_swatch(role, page.node_roles, page.edge_roles))
-
-        def cite(cid: str) -> Markup:
-            c = page.citation(cid)
-            at = f"CITE.{c.id}"
-            parts = [f"{escape(c.authors)} ({book.html(at + '.year', 'count')}), <cite>{escape(c.title)}</cite>"]
-            if c.lecture is not None:
-                parts.append(f"lecture {book.html(at + '.lecture', 'count')}")
-            if c.arxiv:
-                parts.append(f"arXiv:{book.html(at + '.arxiv', 'name')}")
-            return Markup(f'<a class="citation" href="{escape(c.href)}">{", ".join(parts)}</a>')
-
-        def literal(lid: str, fmt: str = "count") -> Markup:
-            page.literal(lid)
-            return tv(f"LIT.{lid}", fmt)
-
-        def href(slug: str, anchor: str = "") -> str:
-            other = self._page(slug)
-            target = posixpath.relpath(other.page_path, source_folder or ".")
-            return target + (f"#{anchor}" if anchor else "")
-
-        def title_of(slug: str) -> str:
-            return self._page(slug).title
-
-        def has_page(slug: str) -> bool:
-            return slug in self.pages
-
-        context.update(
-            page=page,
-            tv=tv,
-            fact=book.value,
-            keys=keys,
-            math=math,
-            display_math=display_math,
-            diagram=diagram,
-            chart=chart,
-            excerpt=excerpt,
-            swatch=swatch,
-            cite=cite,
-            literal=literal,
-            href=href,
-            title_of=title_of,
-            has_page=has_page,
-            downloads=downloads,
-        )
-        try:
-            body = env.get_template("page.md.j2").render(context)
-        except Exception as exc:
-            raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
-        markdown = front_matter(page) + heading_html(page, book) + body
-        return RenderedPage(
-            markdown,
-            files,
-            run.records,
-            tuple(sorted(fact_names(run.facts))),
-            run.trace_text,
-            run.report_text,
-            tuple(sorted(set(self.diagrams.drawn))),
-        )
-
-    def _page(self, slug: str) -> Page:
+    def page_of(self, slug: str) -> Page:
+        """The generated page of ``slug``."""
         if slug not in self.pages:
             raise KeyError(f"no generated page {slug!r} (pages: {', '.join(self.pages)})")
         return self.pages[slug]
+
+
+class PageTemplate:
+    """What the templates of one page see while it renders: each public name here is one of
+    :data:`TEMPLATE_GLOBALS` (the methods are the helpers), and nothing else is."""
+
+    page: Page
+    trace: Any  # a keyed view of the typed trace (render/keyed.py)
+    charts: Mapping[str, str]
+    downloads: list[dict[str, str]]
+
+    def __init__(
+        self,
+        renderer: PageRenderer,
+        page: Page,
+        run: Any,
+        book: FactBook,
+        downloads: list[dict[str, str]],
+        env: jinja2.Environment,
+    ) -> None:
+        self._renderer = renderer
+        self._env = env
+        self._book = book
+        self._maths = MathRenderer(book)
+        self._source_folder = posixpath.dirname(page.page_path) or "."
+        self.page = page
+        self.trace = trace_view(run.trace)
+        self.charts = run.charts
+        self.downloads = downloads
+
+    def tv(self, key: Any, fmt: str) -> Markup:
+        return Markup(self._book.html(key_of(key, "tv"), fmt))
+
+    def fact(self, key: Any) -> Any:
+        return self._book.value(key_of(key, "fact"))
+
+    def keys(self, key: Any) -> list[str]:
+        name = key_of(key, "keys")
+        return [f"{name}[{i}]" for i in range(len(self._book.value(name)))]
+
+    def math(self, latex: str, spoken: str | None = None, **values: Any) -> Markup:
+        # Wrapped in a span: Markdown treats <math> at the start of a line as a block of its own.
+        shown = self._maths.render(_named_keys(latex, values), spoken=spoken)
+        return Markup(f'<span class="math-inline">{shown}</span>')
+
+    def display_math(self, latex: str, **values: Any) -> Markup:
+        return Markup(f'<div class="math-block">{self._maths.render(_named_keys(latex, values), display=True)}</div>')
+
+    def diagram(self, template: str, diagram_id: str, title: str, description: str) -> Markup:
+        renderer, page = self._renderer, self.page
+        drawn = renderer.diagrams.render(
+            self._dot_env,
+            template,
+            self._book,
+            template_context(self),
+            node_roles=page.node_roles,
+            edge_roles=page.edge_roles,
+            diagram_id=diagram_id,
+            title=title,
+            description_html=str(description).strip(),
+        )
+        return _scroll_region(title, drawn.svg)
+
+    @cached_property
+    def _dot_env(self) -> jinja2.Environment:
+        """Jinja for the page's DOT templates, made at its first diagram: the same folders as the page's."""
+        renderer = self._renderer
+        return dot_environment(self._env.loader, renderer.store)  # type: ignore[arg-type]  # environment() always sets a loader
+
+    def chart(self, svg: str) -> Markup:
+        return Markup(f'<div class="chart-box">{svg}</div>')
+
+    def swatch(self, role: str) -> Markup:
+        return Markup(legend_swatch(role, self.page.node_roles, self.page.edge_roles))
+
+    def excerpt(self, path: str, region: str, language: str = "python") -> Markup:
+        root, shown_path = self._renderer.excerpt_file(self.page, path)
+        found = extract_region(root, shown_path, region)
+        return Markup(code_figure(found.source, found.path, found.name, found.text, language))
+
+    def cite(self, cid: str) -> Markup:
+        c, book = self.page.citation(cid), self._book
+        at = f"CITE.{c.id}"
+        parts = [f"{escape(c.authors)} ({book.html(at + '.year', 'count')}), <cite>{escape(c.title)}</cite>"]
+        if c.lecture is not None:
+            parts.append(f"lecture {book.html(at + '.lecture', 'count')}")
+        if c.arxiv:
+            parts.append(f"arXiv:{book.html(at + '.arxiv', 'name')}")
+        return Markup(f'<a class="citation" href="{escape(c.href)}">{", ".join(parts)}</a>')
+
+    def literal(self, lid: str, fmt: str = "count") -> Markup:
+        self.page.literal(lid)
+        return self.tv(f"LIT.{lid}", fmt)
+
+    def href(self, slug: str, anchor: str = "") -> str:
+        target = posixpath.relpath(self._renderer.page_of(slug).page_path, self._source_folder)
+        return target + (f"#{anchor}" if anchor else "")
+
+    def title_of(self, slug: str) -> str:
+        return self._renderer.page_of(slug).title
+
+    def has_page(self, slug: str) -> bool:
+        return slug in self._renderer.pages
+
+
+# The key arguments of \\tv{KEY}{FMT}, \\tvec{KEY} and \\tmat{KEY}{SHAPE-KEY}: the first, and \\tmat's second.
+_KEY_ARGUMENTS = (
+    re.compile(r"(?P<head>\\tmat\{[^{}]+\}\{)(?P<name>[^{}]+)(?=\})"),
+    re.compile(r"(?P<head>\\(?:tv|tvec|tmat)\{)(?P<name>[^{}]+)(?=\})"),
+)
+
+
+def _named_keys(latex: str, values: Mapping[str, Any]) -> str:
+    """``\\tv{alpha}{short}`` with ``alpha=row.alpha`` -> ``\\tv{CLAIM[1].alpha}{short}``: a key argument of ``\\tv``,
+    ``\\tvec`` or ``\\tmat`` that names a keyword argument stands for that value's key (or for the key it is)."""
+    if not values:
+        return latex
+
+    def key(m: re.Match[str]) -> str:
+        name = m["name"]
+        return m["head"] + key_of(values[name], "math") if name in values else m[0]
+
+    for arguments in _KEY_ARGUMENTS:
+        latex = arguments.sub(key, latex)
+    return latex
+
+
+def template_context(helpers: PageTemplate) -> dict[str, Any]:
+    """The names a page's templates (and its DOT templates, beside theirs) see, as :data:`TEMPLATE_GLOBALS` lists them."""
+    return {name: getattr(helpers, name) for name in TEMPLATE_GLOBALS}
