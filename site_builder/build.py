@@ -17,12 +17,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .cache import Store
 from .errors import SiteBuilderError
-from .pipeline.golden import GoldenIssue
 from .project import Page, Project
-from .render.pages import RenderedPage
+from .render.cache import RenderedPage
+
+if TYPE_CHECKING:
+    from .pipeline.golden import GoldenIssue
 
 Say = Callable[[str], None]
 
@@ -56,10 +59,9 @@ def build_pages(
     project: Project, pages: list[Page], store: Store, *, keep_going: bool = False, progress: Say | None = None
 ) -> Built:
     """Every page of ``pages``, from the cache or rendered now (see the module's documentation)."""
-    from .pipeline import Pipeline, golden_issues
     from .pipeline import cache as fixture_cache
+    from .pipeline.golden import golden_issues
     from .render import cache as page_cache
-    from .render.pages import PageRenderer
 
     started = time.perf_counter()
     built = Built()
@@ -81,7 +83,10 @@ def build_pages(
             _goldens(built, golden_issues(project, page, entry.trace, entry.report), keep_going)
     built.cached = len(found)
     misses = [p for p in pages if p.slug not in found]
-    if misses:
+    if misses:  # what only rendering needs is imported only then: a warm build is a few hashes and reads
+        from .pipeline import Pipeline
+        from .render.pages import PageRenderer
+
         pipeline = Pipeline(project, progress=progress, warn=store.warn, store=store)
         attempt = pipeline.attempt(misses, keys=fixture_keys, keep_going=keep_going)
         built.failed.update(attempt.failed)

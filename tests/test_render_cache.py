@@ -24,7 +24,7 @@ from site_builder.pipeline import Pipeline
 from site_builder.pipeline import cache as fixture_cache
 from site_builder.project import Project
 from site_builder.render import cache as page_cache
-from site_builder.render.pages import RenderedPage
+from site_builder.render.cache import RenderedPage
 
 SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
 

@@ -1,7 +1,7 @@
 """The rendered-page cache: a page whose inputs are all unchanged is not rendered again.
 
 An entry is ``.cache/pages/KEY`` in the one cache store (:mod:`site_builder.cache`).
-It holds what rendering the page gave, a :class:`~site_builder.render.pages.RenderedPage`
+It holds what rendering the page gave, a :class:`RenderedPage`
 (its Markdown, its downloads, the names of its facts for the number scan, its
 trace and report texts for the golden comparison, the diagram layouts it
 used). KEY is the SHA-256 of
@@ -30,11 +30,25 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..cache import Store
-from .pages import RenderedPage
+
+
+@dataclass
+class RenderedPage:
+    """A generated page as the site uses it, rendered now or read from the rendered-page cache."""
+
+    markdown: str
+    files: dict[str, str]  # site path -> text (the downloads)
+    records: int  # lines of the trace
+    names: tuple[str, ...]  # the names its facts carry, sorted (what the number scan accepts on it)
+    trace: str  # its trace and report texts, compared with its golden files on every build
+    report: str | None
+    diagrams: tuple[str, ...]  # the cache entries of the diagram layouts it drew, sorted
+
 
 KIND = "pages"
 CACHE_FORMAT = "site-builder rendered pages 2"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from html import escape, unescape
 from pathlib import Path
@@ -28,6 +27,7 @@ from ..errors import SiteBuilderError
 from ..facts import FactBook, fact_names
 from ..project import Page, Project, served_folder
 from ..trace.layout import TraceLayout
+from .cache import RenderedPage
 from .diagrams import DiagramRenderer, dot_environment, legend_swatch
 from .keyed import key_of, trace_view
 from .math import MathRenderer
@@ -122,19 +122,6 @@ def _declared_at(project: Project, page: Page, layout: TraceLayout[Any], key: st
                 if re.match(rf"\s+{slot.record.attr}\s*:", text):
                     return f"{project.display(trace_py)}:{number}"
     return project.display(trace_py)
-
-
-@dataclass
-class RenderedPage:
-    """A generated page as the site uses it, rendered now or read from the rendered-page cache."""
-
-    markdown: str
-    files: dict[str, str]  # site path -> text (the downloads)
-    records: int  # lines of the trace
-    names: tuple[str, ...]  # the names its facts carry, sorted (what the number scan accepts on it)
-    trace: str  # its trace and report texts, compared with its golden files on every build
-    report: str | None
-    diagrams: tuple[str, ...]  # the cache entries of the diagram layouts it drew, sorted
 
 
 def _scroll_region(label: str, drawing: str) -> Markup:
