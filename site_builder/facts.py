@@ -101,6 +101,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "vector-six": lambda v: _minus(_vector(v, format_real)),
     "shape": lambda v: format_shape_brackets(v),
     "name": lambda v: _name(v),
+    "words": lambda v: _name(v).replace("-", " "),
     "bool": lambda v: _bool(v),
 }
 
@@ -122,6 +123,7 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "vector-six": "`[a, b, …]` of six-decimal forms",
     "shape": "`[2,2]`",
     "name": "a name, as the trace writes it",
+    "words": "a name read as words of a sentence, its hyphens as spaces (`does-not-hold`: does not hold)",
     "bool": "`true` / `false`, as the trace writes them",
     WORDS_FORMAT: "a boolean as one of two words of a sentence (`bool:accepted|refused`)",
 }

@@ -603,3 +603,10 @@ def test_a_checked_page_is_freed_at_once_so_memory_stays_flat_across_pages(built
         assert gc.collect() == 0  # nothing was left that only the collector could free
     finally:
         gc.enable()
+
+
+def test_a_name_shown_as_words_reads_its_hyphens_as_spaces():
+    from site_builder.facts import format_fact
+
+    assert format_fact({"VERDICT.verdict": "does-not-hold"}, "VERDICT.verdict", "words") == "does not hold"
+    assert format_fact({"VERDICT.verdict": "holds"}, "VERDICT.verdict", "words") == "holds"
