@@ -3,8 +3,9 @@
 ``built_site`` is the folder of a real ``mkdocs build --strict`` of this
 repository (the same command ``make site`` runs, into a temporary folder).
 Tests read it; none may write to it (``site_copy`` is a copy a test may change). ``server`` serves it on 127.0.0.1 and
-``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
-(one fresh run of every page's fixtures) for the test file that asks for it.
+``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``fixture_results`` is a copied project
+whose every page's fixtures ran once, fresh; ``runs`` is every page's run read from those results, and ``prepared``
+the checker's set-up made from them, for the test file that asks for it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROJECT, ROOT, SiteBuild, docs_snapshot, mkdocs_env
+from helpers import PROJECT, ROOT, SiteBuild, copy_project, docs_snapshot, mkdocs_env
 
 
 @pytest.fixture(scope="session")
@@ -64,12 +65,39 @@ def site_copy(built_site: Path, tmp_path: Path) -> Path:
     return target
 
 
+# A fresh interpreter runs the pipeline in a copied project (so this process keeps this repository's page modules).
+_RUN_EVERY_PAGE = """
+import sys
+from site_builder.pipeline import Pipeline
+from site_builder.project import Project
+Pipeline(Project.at(sys.argv[1]), warn=lambda line: None).run()
+"""
+
+
 @pytest.fixture(scope="session")
-def runs():
-    """Every page's run through the pipeline, as the build and the checker see them (fixtures run fresh)."""
+def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project whose every page's fixtures ran once, fresh, from an empty cache: its ``.cache`` holds
+    their results, made for exactly this repository's sources. The tests that build after a change start from them
+    (``copy_project(root, results=...)``), and ``runs`` reads them."""
+    root = copy_project(tmp_path_factory.mktemp("results") / "p")
+    done = subprocess.run([sys.executable, "-c", _RUN_EVERY_PAGE, str(root)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"the fixtures of the copied project failed:\n{done.stderr}", pytrace=False)
+    return root
+
+
+@pytest.fixture(scope="session")
+def runs(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Every page's run through the pipeline, as the build and the checker see them: the session's one fresh run of
+    every page's fixtures (``fixture_results``), read through this repository's pipeline."""
+    import dataclasses
+
     from site_builder.pipeline import Pipeline
 
-    return {run.page.slug: run for run in Pipeline(PROJECT).run(use_cache=False)}
+    cache = tmp_path_factory.mktemp("runs") / "cache"
+    shutil.copytree(fixture_results / ".cache" / "fixtures", cache / "fixtures")
+    read = Pipeline(dataclasses.replace(PROJECT, cache_dir=cache)).run()
+    return {run.page.slug: run for run in read}
 
 
 @pytest.fixture(scope="module")

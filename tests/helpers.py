@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,24 @@ PROJECT = Project.at(ROOT)
 refresh_pages(PROJECT.pages_dir)
 PAGES: list[Page] = PROJECT.pages()
 SLUGS: list[str] = [p.slug for p in PAGES]
+
+
+def copy_project(root: Path, slugs: tuple[str, ...] | None = None, results: Path | None = None) -> Path:
+    """A copy of the project at ``root`` (every page folder, or those of ``slugs``, without their tests); with
+    ``results``, also the fixture results of that copied project (its ``.cache/fixtures`` and import lists), so a
+    build there runs no fixture that did not change."""
+    root.mkdir(parents=True, exist_ok=True)
+    if results is not None:
+        shutil.copytree(results / ".cache" / "fixtures", root / ".cache" / "fixtures")
+        shutil.copy(results / ".cache" / "imports.json", root / ".cache" / "imports.json")
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    for folder in ("docs", "overrides", "templates"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for slug in SLUGS if slugs is None else slugs:
+        shutil.copytree(
+            ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py")
+        )
+    return root
 
 
 def page(slug: str) -> Page:
