@@ -118,7 +118,7 @@ def audit(page: Page, setting: str, path: str) -> tuple[list[Violation], dict]:
 Job = Generator[None, None, None]
 
 
-def interleave(jobs: Iterable[Job], at_once: int = 3) -> None:
+def interleave(jobs: Iterable[Job], at_once: int = 2) -> None:
     """Run ``jobs`` (generators that yield while the browser works for them) round-robin, ``at_once`` of them open
     at a time: while one page is audited, the next ones load. Every job runs to its end."""
     waiting = iter(jobs)
