@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import PROJECT, ROOT, SiteBuild, copy_project, docs_snapshot, mkdocs_env
+from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, docs_snapshot, mkdocs_env
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +110,17 @@ def prepared(runs):
     return check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages]))
 
 
-SLOW_FIXTURES = {"site_build", "built_site", "site_copy", "project", "browser", "server", "shared_cache", "own_cache"}
+SLOW_FIXTURES = {
+    "site_build",
+    "built_site",
+    "site_copy",
+    "project",
+    "browser",
+    "server",
+    "shared_cache",
+    "own_cache",
+    "blas_thread_digests",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -118,6 +128,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+_DIGESTS: list[BlasThreadDigests] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The pages whose tests compare their fixtures' bits with one and two BLAS threads start training now, in the
+    background (``blas_thread_digests``), so their fresh interpreters run while the tests before them do."""
+    if session.config.option.collectonly:
+        return
+    slugs = [
+        item.path.parent.name for item in session.items if "blas_thread_digests" in getattr(item, "fixturenames", ())
+    ]
+    if slugs:
+        _DIGESTS.append(BlasThreadDigests(slugs))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for digests in _DIGESTS:
+        digests.stop()
+
+
+@pytest.fixture(scope="session")
+def blas_thread_digests() -> BlasThreadDigests:
+    """The digests of a page's fixtures at full precision from two fresh interpreters, one with one BLAS thread and
+    one with two (see ``helpers.BlasThreadDigests``)."""
+    if not _DIGESTS:
+        _DIGESTS.append(BlasThreadDigests([]))
+    return _DIGESTS[0]
 
 
 @pytest.fixture(autouse=True)
