@@ -27,9 +27,11 @@ import http.server
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from axe_audit import AuditInBackground, SiteAudit, audit_site
 
 from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, docs_snapshot, mkdocs_env
 
@@ -120,29 +122,48 @@ SLOW_FIXTURES = {
     "shared_cache",
     "own_cache",
     "blas_thread_digests",
+    "site_audit",
 }
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that builds a site or drives the browser is slow (`make test-fast` leaves it out)."""
+    """A test that builds a site or drives the browser is slow (`make test-fast` leaves it out). The tests that
+    read the accessibility audit run last: the audit runs in the background meanwhile (``_background_work``)."""
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items[:] = [i for i in items if not _uses(i, "site_audit")] + [i for i in items if _uses(i, "site_audit")]
 
 
 _DIGESTS: list[BlasThreadDigests] = []
+_AUDIT: list[AuditInBackground] = []
+
+
+def _uses(item: pytest.Item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The pages whose tests compare their fixtures' bits with one and two BLAS threads start training now, in the
-    background (``blas_thread_digests``), so their fresh interpreters run while the tests before them do."""
+    """The pages whose tests compare their fixtures' bits with one and two BLAS threads are noted now; their fresh
+    interpreters run in the background (``blas_thread_digests``), after the accessibility audit if the session
+    runs one, so that they and the audit run while the tests before them do."""
     if session.config.option.collectonly:
         return
-    slugs = [
-        item.path.parent.name for item in session.items if "blas_thread_digests" in getattr(item, "fixturenames", ())
-    ]
-    if slugs:
-        _DIGESTS.append(BlasThreadDigests(slugs))
+    slugs = [item.path.parent.name for item in session.items if _uses(item, "blas_thread_digests")]
+    _DIGESTS.append(BlasThreadDigests(slugs))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background_work(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Once the first test starts: when the session has tests that read the accessibility audit, the site is
+    built and the audit starts on a thread of its own (then the BLAS-thread digests); otherwise the digests start."""
+    digests = _DIGESTS[0] if _DIGESTS else None
+    if any(_uses(item, "site_audit") for item in request.session.items):
+        site, url = request.getfixturevalue("built_site"), request.getfixturevalue("server")
+        _AUDIT.append(AuditInBackground(site, url, CHROMIUM, CHROMIUM_ARGS, then=digests.start if digests else None))
+    elif digests is not None:
+        digests.start()
+    yield
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -157,6 +178,22 @@ def blas_thread_digests() -> BlasThreadDigests:
     if not _DIGESTS:
         _DIGESTS.append(BlasThreadDigests([]))
     return _DIGESTS[0]
+
+
+@pytest.fixture(scope="session")
+def site_audit(built_site: Path, server: str) -> SiteAudit:
+    """The accessibility audit of ``built_site`` (see ``tests/axe_audit.py``): the one the session started in the
+    background, or, when none was started, one run now."""
+    if _AUDIT:
+        return _AUDIT[0].result()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            return audit_site(b, server, built_site)
+        finally:
+            b.close()
 
 
 @pytest.fixture(autouse=True)

@@ -202,8 +202,8 @@ def _digest_of(process: subprocess.Popen[str]) -> str:
 
 class BlasThreadDigests:
     """For each page in ``slugs``, :func:`full_precision_digests` with one and with two BLAS threads, worked out on a
-    thread of its own from the moment the session knows which pages it needs, one fresh interpreter at a time,
-    while the tests before them run; :meth:`of` waits for a page's two digests."""
+    thread of its own once :meth:`start` is called, one fresh interpreter at a time, while the tests before them
+    run; :meth:`of` waits for a page's two digests."""
 
     def __init__(self, slugs: list[str]):
         self._slugs = list(dict.fromkeys(slugs))
@@ -212,7 +212,15 @@ class BlasThreadDigests:
         self._stopped = False
         self._running: subprocess.Popen[str] | None = None
         self._thread = threading.Thread(target=self._work, name="blas-thread-digests", daemon=True)
-        self._thread.start()
+        self._start = threading.Lock()
+        self._started = False
+
+    def start(self) -> None:
+        """Start working out the digests, once (the first test that needs one starts them, if nothing did)."""
+        with self._start:
+            if not self._started:
+                self._started = True
+                self._thread.start()
 
     def _work(self) -> None:
         for slug in self._slugs:
@@ -233,6 +241,7 @@ class BlasThreadDigests:
         """The page's digests with one and with two BLAS threads (computed now for a page not asked for at the start)."""
         if slug not in self._ready:
             return full_precision_digests(slug, 1, 2)
+        self.start()
         self._ready[slug].wait()
         found = self._found[slug]
         if isinstance(found, BaseException):
