@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -220,7 +221,9 @@ def scroll_wide_tables(browser: Browser, server: str, path: str, into: SiteAudit
                 page.keyboard.press("ArrowRight")
                 if region.evaluate(TABLE_OVERHANG) <= 1:
                     break
-            if region.evaluate(TABLE_OVERHANG) > 1:
+            try:  # the keys' smooth scrolling may still be on its way to where the presses sent it
+                page.wait_for_function(f"r => ({TABLE_OVERHANG})(r) <= 1", arg=region.element_handle(), timeout=10_000)
+            except PlaywrightTimeoutError:
                 into.stuck.append(
                     f"/{path}: the table in region {name} cannot be scrolled to its last column with the keyboard"
                 )
