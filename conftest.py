@@ -3,8 +3,9 @@
 ``built_site`` is the folder of a real ``mkdocs build --strict`` of this
 repository (the same command ``make site`` runs, into a temporary folder).
 Tests read it; none may write to it (``site_copy`` is a copy a test may change). ``server`` serves it on 127.0.0.1 and
-``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``prepared`` is the checker's set-up
-(one fresh run of every page's fixtures) for the test file that asks for it.
+``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``fixture_results`` is a copied project
+whose every page's fixtures ran once, fresh; ``runs`` is every page's run read from those results, and ``prepared``
+the checker's set-up made from them, for the test file that asks for it.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ import http.server
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from axe_audit import AuditInBackground, SiteAudit, audit_site
 
-from helpers import PROJECT, ROOT, SiteBuild, docs_snapshot, mkdocs_env
+from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, docs_snapshot, mkdocs_env
 
 
 @pytest.fixture(scope="session")
@@ -64,12 +67,40 @@ def site_copy(built_site: Path, tmp_path: Path) -> Path:
     return target
 
 
+# A fresh interpreter runs the pipeline in a copied project (so this process keeps this repository's page modules).
+_RUN_EVERY_PAGE = """
+import sys
+from site_builder.pipeline import Pipeline
+from site_builder.project import Project
+Pipeline(Project.at(sys.argv[1]), warn=lambda line: None).run()
+"""
+
+
 @pytest.fixture(scope="session")
-def runs():
-    """Every page's run through the pipeline, as the build and the checker see them (fixtures run fresh)."""
+def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the project whose every page's fixtures ran once, fresh, from an empty cache: its ``.cache`` holds
+    their results, made for exactly this repository's sources. The tests that build after a change start from them
+    (``copy_project(root, results=...)``), and ``runs`` reads them."""
+    root = copy_project(tmp_path_factory.mktemp("results") / "p")
+    done = subprocess.run([sys.executable, "-c", _RUN_EVERY_PAGE, str(root)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"the fixtures of the copied project failed:\n{done.stderr}", pytrace=False)
+    return root
+
+
+@pytest.fixture(scope="session")
+def runs(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Every page's run through the pipeline, as the build and the checker see them: the session's one fresh run of
+    every page's fixtures (``fixture_results``), read through this repository's pipeline."""
+    import dataclasses
+
     from site_builder.pipeline import Pipeline
 
-    return {run.page.slug: run for run in Pipeline(PROJECT).run(use_cache=False)}
+    cache = tmp_path_factory.mktemp("runs") / "cache"
+    for kind in ("fixtures", "imports"):
+        shutil.copytree(fixture_results / ".cache" / kind, cache / kind)
+    read = Pipeline(dataclasses.replace(PROJECT, cache_dir=cache)).run()
+    return {run.page.slug: run for run in read}
 
 
 @pytest.fixture(scope="module")
@@ -82,14 +113,88 @@ def prepared(runs):
     return check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages]))
 
 
-SLOW_FIXTURES = {"site_build", "built_site", "site_copy", "project", "browser", "server", "shared_cache", "own_cache"}
+SLOW_FIXTURES = {
+    "site_build",
+    "built_site",
+    "site_copy",
+    "project",
+    "browser",
+    "server",
+    "shared_cache",
+    "own_cache",
+    "blas_thread_digests",
+    "site_audit",
+}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that builds a site or drives the browser is slow (`make test-fast` leaves it out)."""
+    """A test that builds a site or drives the browser is slow (`make test-fast` leaves it out). The tests that
+    read the accessibility audit run last: the audit runs in the background meanwhile (``_background_work``)."""
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items[:] = [i for i in items if not _uses(i, "site_audit")] + [i for i in items if _uses(i, "site_audit")]
+
+
+_DIGESTS: list[BlasThreadDigests] = []
+_AUDIT: list[AuditInBackground] = []
+
+
+def _uses(item: pytest.Item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The pages whose tests compare their fixtures' bits with one and two BLAS threads are noted now; their fresh
+    interpreters run in the background (``blas_thread_digests``), after the accessibility audit if the session
+    runs one, so that they and the audit run while the tests before them do."""
+    if session.config.option.collectonly:
+        return
+    slugs = [item.path.parent.name for item in session.items if _uses(item, "blas_thread_digests")]
+    _DIGESTS.append(BlasThreadDigests(slugs))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _background_work(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Once the first test starts: when the session has tests that read the accessibility audit, the site is
+    built and the audit starts on a thread of its own (then the BLAS-thread digests); otherwise the digests start."""
+    digests = _DIGESTS[0] if _DIGESTS else None
+    if any(_uses(item, "site_audit") for item in request.session.items):
+        site, url = request.getfixturevalue("built_site"), request.getfixturevalue("server")
+        _AUDIT.append(AuditInBackground(site, url, CHROMIUM, CHROMIUM_ARGS, then=digests.start if digests else None))
+    elif digests is not None:
+        digests.start()
+    yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for digests in _DIGESTS:
+        digests.stop()
+
+
+@pytest.fixture(scope="session")
+def blas_thread_digests() -> BlasThreadDigests:
+    """The digests of a page's fixtures at full precision from two fresh interpreters, one with one BLAS thread and
+    one with two (see ``helpers.BlasThreadDigests``)."""
+    if not _DIGESTS:
+        _DIGESTS.append(BlasThreadDigests([]))
+    return _DIGESTS[0]
+
+
+@pytest.fixture(scope="session")
+def site_audit(built_site: Path, server: str) -> SiteAudit:
+    """The accessibility audit of ``built_site`` (see ``tests/axe_audit.py``): the one the session started in the
+    background, or, when none was started, one run now."""
+    if _AUDIT:
+        return _AUDIT[0].result()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            return audit_site(b, server, built_site)
+        finally:
+            b.close()
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,24 @@ PROJECT = Project.at(ROOT)
 refresh_pages(PROJECT.pages_dir)
 PAGES: list[Page] = PROJECT.pages()
 SLUGS: list[str] = [p.slug for p in PAGES]
+
+
+def copy_project(root: Path, slugs: tuple[str, ...] | None = None, results: Path | None = None) -> Path:
+    """A copy of the project at ``root`` (every page folder, or those of ``slugs``, without their tests); with
+    ``results``, also the fixture results of that copied project (its ``.cache/fixtures`` and import lists), so a
+    build there runs no fixture that did not change."""
+    root.mkdir(parents=True, exist_ok=True)
+    if results is not None:
+        for kind in ("fixtures", "imports"):
+            shutil.copytree(results / ".cache" / kind, root / ".cache" / kind)
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    for folder in ("docs", "overrides", "templates"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for slug in SLUGS if slugs is None else slugs:
+        shutil.copytree(
+            ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py")
+        )
+    return root
 
 
 def page(slug: str) -> Page:
@@ -152,35 +174,83 @@ print(digest.hexdigest())
 """
 
 
-def assert_same_bits_with_one_or_two_threads(slug: str) -> None:
-    """Two fresh processes, one with one BLAS thread and one with two, run a page's fixtures to the same bits."""
-    one, two = full_precision_digests(slug, 1, 2)
-    assert one == two
-
-
 def full_precision_digests(slug: str, *thread_counts: int) -> list[str]:
     """The digest of a page's fixtures from one fresh interpreter per entry of ``thread_counts``, run side by side,
     each with that many BLAS and OpenMP threads."""
-    import subprocess
-    import sys
+    processes = [_digest_process(slug, threads) for threads in thread_counts]
+    return [_digest_of(process) for process in processes]
 
-    processes = []
-    for threads in thread_counts:
-        env = dict(os.environ, PYTHONHASHSEED="0")
-        env.update({name: str(threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-c", _DIGEST_PROGRAM, slug],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    digests = []
-    for process in processes:
-        out, err = process.communicate()
-        assert process.returncode == 0, err
-        digests.append(out.strip())
-    return digests
+
+def _digest_process(slug: str, threads: int) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env.update({name: str(threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
+    return subprocess.Popen(
+        [sys.executable, "-c", _DIGEST_PROGRAM, slug],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _digest_of(process: subprocess.Popen[str]) -> str:
+    out, err = process.communicate()
+    assert process.returncode == 0, err
+    return out.strip()
+
+
+class BlasThreadDigests:
+    """For each page in ``slugs``, :func:`full_precision_digests` with one and with two BLAS threads, worked out on a
+    thread of its own once :meth:`start` is called, one fresh interpreter at a time, while the tests before them
+    run; :meth:`of` waits for a page's two digests."""
+
+    def __init__(self, slugs: list[str]):
+        self._slugs = list(dict.fromkeys(slugs))
+        self._ready = {slug: threading.Event() for slug in self._slugs}
+        self._found: dict[str, list[str] | BaseException] = {}
+        self._stopped = False
+        self._running: subprocess.Popen[str] | None = None
+        self._thread = threading.Thread(target=self._work, name="blas-thread-digests", daemon=True)
+        self._start = threading.Lock()
+        self._started = False
+
+    def start(self) -> None:
+        """Start working out the digests, once (the first test that needs one starts them, if nothing did)."""
+        with self._start:
+            if not self._started:
+                self._started = True
+                self._thread.start()
+
+    def _work(self) -> None:
+        for slug in self._slugs:
+            try:
+                digests = []
+                for threads in (1, 2):
+                    if self._stopped:
+                        return
+                    self._running = _digest_process(slug, threads)
+                    digests.append(_digest_of(self._running))
+                self._found[slug] = digests
+            except BaseException as exc:  # handed to the test that asks for this page
+                self._found[slug] = exc
+            finally:
+                self._ready[slug].set()
+
+    def of(self, slug: str) -> list[str]:
+        """The page's digests with one and with two BLAS threads (computed now for a page not asked for at the start)."""
+        if slug not in self._ready:
+            return full_precision_digests(slug, 1, 2)
+        self.start()
+        self._ready[slug].wait()
+        found = self._found[slug]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def stop(self) -> None:
+        self._stopped = True
+        running = self._running
+        if running is not None and running.poll() is None:
+            running.kill()
+            running.communicate()

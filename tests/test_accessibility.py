@@ -8,104 +8,19 @@ dark palette, at desktop and phone width, with its ``<details>`` closed as
 published and again with every one of them opened; the search overlay is
 audited open, showing results. A failure lists each violation's rule, element
 and page.
+
+The audit itself is in ``axe_audit.py``: the session runs it in the background, on a thread with a Chromium of its
+own, from the moment the site is built, and the tests that read it (``site_audit``) run last (see ``conftest.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page
-
-ROOT = Path(__file__).resolve().parent.parent
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-AXE_VERSION = "4.14.1"  # the exact version pinned in package.json
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
-SCHEMES = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> Material's data-md-color-scheme
-WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
-
-# Material's JavaScript has run: the palette is applied and each code block has the
-# toolbar (copy button) that the bundle adds; no transition is still under way.
-SETTLED = """() => document.readyState === "complete"
-    && document.body.hasAttribute("data-md-color-scheme")
-    && [...document.querySelectorAll(".highlight pre > code")].every(c => c.parentElement.querySelector(":scope > .md-code__nav"))
-    && document.getAnimations().every(a => a.playState !== "running")"""
-
-RUN_AXE = """options => axe.run(document, options).then(r => ({
-    version: axe.version,
-    ran: [...r.violations, ...r.passes, ...r.incomplete].map(rule => rule.id),
-    violations: r.violations.map(v => ({
-        rule: v.id,
-        impact: v.impact,
-        nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary})),
-    })),
-}))"""
-
-
-def site_pages(site: Path) -> list[str]:
-    """The URL path of every page in a built site: each folder's ``index.html``, then ``404.html``."""
-    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
-    urls = ["" if p == "." else p + "/" for p in pages]
-    if (site / "404.html").is_file():
-        urls.append("404.html")
-    return urls
-
-
-@dataclass(frozen=True)
-class Violation:
-    page: str
-    setting: str  # palette, width and state of the <details>
-    rule: str
-    impact: str
-    target: str
-    html: str
-    summary: str
-
-    def __str__(self) -> str:
-        first = self.summary.splitlines()[1].strip() if len(self.summary.splitlines()) > 1 else self.summary
-        return (
-            f"/{self.page} ({self.setting}): {self.rule} [{self.impact}] at {self.target}: {self.html[:160]} -- {first}"
-        )
-
-
-@contextlib.contextmanager
-def visit(browser: Browser, scheme: str, width: str) -> Iterator[Page]:
-    context = browser.new_context(color_scheme=scheme, viewport=WIDTHS[width], device_scale_factor=1)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-
-
-def settle(page: Page) -> None:
-    page.wait_for_function(SETTLED)
-
-
-def audit(page: Page, setting: str, path: str) -> tuple[list[Violation], dict]:
-    """axe-core's violations on the page as it is now, and what axe reported about its own run."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    result = page.evaluate(RUN_AXE, {"runOnly": {"type": "tag", "values": TAGS}, "resultTypes": ["violations"]})
-    found = [
-        Violation(path, setting, v["rule"], v["impact"] or "", n["target"], n["html"], n["summary"] or "")
-        for v in result["violations"]
-        for n in v["nodes"]
-    ]
-    return found, result
-
-
-def open_all_details(page: Page) -> int:
-    return page.evaluate(
-        """() => { const all = document.querySelectorAll("details");
-                   all.forEach(d => d.setAttribute("open", ""));
-                   return all.length; }"""
-    )
+from axe_audit import AXE, AXE_VERSION, ROOT, SCHEMES, WIDTHS, SiteAudit, audit, settle, site_pages, visit
 
 
 @pytest.mark.slow  # needs node_modules/, which only `make test` installs
@@ -125,39 +40,23 @@ def test_every_page_is_found(built_site):
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_no_axe_violation_on_any_page(browser, server, built_site, scheme, width):
-    violations: list[Violation] = []
-    opened_any = False
-    for path in site_pages(built_site):
-        with visit(browser, scheme, width) as page:
-            page.goto(server + path, wait_until="load")
-            settle(page)
-            assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == SCHEMES[scheme]
-            found, result = audit(page, f"{scheme}, {WIDTHS[width]['width']}px, details closed", path)
-            assert result["version"] == AXE_VERSION
-            assert "color-contrast" in result["ran"], "the audit ran the WCAG AA rules"
-            violations += found
-            if open_all_details(page):
-                opened_any = True
-                settle(page)
-                found, _ = audit(page, f"{scheme}, {WIDTHS[width]['width']}px, details opened", path)
-                violations += found
-    assert opened_any, "some page has <details> to open"
+def test_no_axe_violation_on_any_page(site_audit: SiteAudit, built_site, scheme, width):
+    found = site_audit.settings[scheme, width]
+    assert len(found.schemes) == len(site_pages(built_site)), "every page was audited"
+    assert found.schemes == [SCHEMES[scheme]] * len(found.schemes)
+    assert found.versions == {AXE_VERSION}
+    assert all(found.contrast_ran), "the audit ran the WCAG AA rules"
+    assert found.opened_any, "some page has <details> to open"
+    violations = found.violations
     assert not violations, f"{len(violations)} axe-core violations:\n" + "\n".join(map(str, violations))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_no_axe_violation_with_search_results_open(browser, server, scheme, width):
-    with visit(browser, scheme, width) as page:
-        page.goto(server, wait_until="load")
-        settle(page)
-        page.keyboard.press("s")  # Material's shortcut: open the search
-        page.keyboard.type("residual")  # the subject of the chapter: results with prose, math and code
-        page.wait_for_selector(".md-search-result__item")
-        settle(page)
-        found, _ = audit(page, f"{scheme}, {WIDTHS[width]['width']}px, search results open", "")
-    assert not found, f"{len(found)} axe-core violations:\n" + "\n".join(map(str, found))
+def test_no_axe_violation_with_search_results_open(site_audit: SiteAudit, scheme, width):
+    found = site_audit.settings[scheme, width]
+    assert found.search_shown
+    assert not found.search, f"{len(found.search)} axe-core violations:\n" + "\n".join(map(str, found.search))
 
 
 def test_the_audit_names_rule_element_and_page_of_a_violation(browser, server):
@@ -199,28 +98,8 @@ def test_make_site_needs_no_npm():
 
 
 # How far a table sticks out past the right edge of the focusable region that holds it.
-TABLE_OVERHANG = "r => r.querySelector('table').getBoundingClientRect().right - r.getBoundingClientRect().right"
 
 
-def test_wide_tables_scroll_fully_into_view_with_the_keyboard_at_phone_width(browser, server, built_site):
-    wide = 0
-    for path in site_pages(built_site):
-        with visit(browser, "light", "phone") as page:
-            page.goto(server + path, wait_until="load")
-            settle(page)
-            regions = page.locator(".table-scroll[tabindex='0']")
-            for i in range(regions.count()):
-                region = regions.nth(i)
-                if region.evaluate(TABLE_OVERHANG) <= 1:
-                    continue
-                wide += 1
-                region.focus()
-                for _ in range(200):  # arrow keys move a focused scroller a line at a time
-                    page.keyboard.press("ArrowRight")
-                    if region.evaluate(TABLE_OVERHANG) <= 1:
-                        break
-                assert region.evaluate(TABLE_OVERHANG) <= 1, (
-                    f"/{path}: the table in region {region.get_attribute('aria-labelledby')} cannot be scrolled "
-                    "to its last column with the keyboard"
-                )
-    assert wide, "some table is wider than a phone, so this test scrolls one"
+def test_wide_tables_scroll_fully_into_view_with_the_keyboard_at_phone_width(site_audit: SiteAudit):
+    assert site_audit.stuck == [], "\n".join(site_audit.stuck)
+    assert site_audit.wide, "some table is wider than a phone, so this test scrolls one"

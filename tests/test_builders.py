@@ -56,30 +56,36 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def export_builds(export: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The export built by each builder without our plugin, once for the tests below."""
+    built = {}
+    for builder in ("mkdocs", "properdocs"):
+        out = tmp_path_factory.mktemp(f"export-{builder}") / "site"
+        done = run(sys.executable, "-m", builder, "build", "--strict", "-f", str(export / "mkdocs.yml"), "-d", str(out))
+        assert done.returncode == 0, done.stdout + done.stderr
+        built[builder] = out
+    return built
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("builder", ["mkdocs", "properdocs"])
-def test_the_export_builds_without_the_plugin_and_passes_the_checker(export, tmp_path, builder):
+def test_the_export_builds_without_the_plugin_and_passes_the_checker(export, export_builds, builder):
     config = (export / "mkdocs.yml").read_text(encoding="utf-8")
     assert "chapter-trace" not in config and "chapter-24/index.md" in config
     assert (export / "docs" / "chapter-24" / "index.md").is_file()
     assert (export / "docs" / "chapter-24" / "residual-connections-v1.trace.txt").is_file()
-    out = tmp_path / "site"
-    done = run(sys.executable, "-m", builder, "build", "--strict", "-f", str(export / "mkdocs.yml"), "-d", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
-    checked = check(out)
+    checked = check(export_builds[builder])
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines()[-1].endswith(", 0 problems")
 
 
 @pytest.mark.slow
-def test_the_export_built_without_the_plugin_gives_the_very_pages_our_build_gives(export, built_site, tmp_path):
+def test_the_export_built_without_the_plugin_gives_the_very_pages_our_build_gives(export_builds, built_site):
     """Our build converts each page with its drawings, formulas and code excerpts stashed
     (site_builder/render/stash.py); MkDocs converting the whole Markdown must give the same HTML, byte for byte."""
-    out = tmp_path / "site"
-    done = run(sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(export / "mkdocs.yml"), "-d", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr
     ours = {name: data for name, data in files(built_site).items() if name.endswith(".html")}
-    theirs = {name: data for name, data in files(out).items() if name.endswith(".html")}
+    theirs = {name: data for name, data in files(export_builds["mkdocs"]).items() if name.endswith(".html")}
     assert ours.keys() == theirs.keys()
     assert [name for name in ours if ours[name] != theirs[name]] == []
 

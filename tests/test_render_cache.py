@@ -18,44 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, mkdocs_env
+from helpers import SLUGS, copy_project, mkdocs_env
 from site_builder.cache import Store, checksummed
-from site_builder.pipeline import Pipeline
 from site_builder.pipeline import cache as fixture_cache
 from site_builder.project import Project
 from site_builder.render import cache as page_cache
 from site_builder.render.cache import RenderedPage
 
-SLUGS = tuple(sorted(p.name for p in (ROOT / "pages").iterdir() if (p / "page.toml").is_file()))
-
-
-def copy_project(root: Path, slugs: tuple[str, ...] = SLUGS, results: Path | None = None) -> Path:
-    """A copy of the project at ``root``; with ``results``, also the fixture results of that copied project (its
-    ``.cache/fixtures`` and import lists), so a build there runs no fixture that did not change."""
-    root.mkdir(parents=True, exist_ok=True)
-    if results is not None:
-        for kind in ("fixtures", "imports"):
-            shutil.copytree(results / ".cache" / kind, root / ".cache" / kind)
-    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
-    for folder in ("docs", "overrides", "templates"):
-        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    for slug in slugs:
-        shutil.copytree(
-            ROOT / "pages" / slug, root / "pages" / slug, ignore=shutil.ignore_patterns("__pycache__", "test_*.py")
-        )
-    return root
-
-
 # A test that builds a copied project's site, or serves it, is slow (`make test-fast` leaves it out).
 builds_a_site = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the project whose every page's fixtures ran once, for the tests that build after a change."""
-    root = copy_project(tmp_path_factory.mktemp("results") / "p")
-    Pipeline(Project.at(root), warn=lambda line: None).run()
-    return root
 
 
 def build(root: Path, out: str = "site") -> subprocess.CompletedProcess[str]:

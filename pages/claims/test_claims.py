@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from trace_cases import Golden, assert_rejects, fixture_error, rejections
 
-from helpers import full_precision_digests, golden, nan_stops
+from helpers import golden, nan_stops
 from pages.claims import fixtures as fx
 from pages.claims.figures import BOUNDED, UNBOUNDED, _slice_description, _stream_description
 from pages.claims.trace import FAMILIES, STREAM_DEPTHS, Growth, Trace
@@ -360,6 +360,6 @@ def test_a_second_run_with_other_claims_changed_reuses_the_trained_claims():
 
 
 @pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    one, two = full_precision_digests("claims", 1, 2)
+def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(blas_thread_digests):
+    one, two = blas_thread_digests.of("claims")
     assert one == two

@@ -11,7 +11,6 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import (
     assert_curve_ends_are_seed_means,
-    assert_same_bits_with_one_or_two_threads,
     golden,
     nan_spirals_stop,
     nan_stops,
@@ -155,5 +154,6 @@ def test_page_specific_rejections(text, line, column, words):
 
 
 @pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads():
-    assert_same_bits_with_one_or_two_threads("init_schemes")
+def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(blas_thread_digests):
+    one, two = blas_thread_digests.of("init_schemes")
+    assert one == two
