@@ -1,4 +1,5 @@
-"""The accessibility audit of a built site: axe-core in Chromium over every page, in every palette and width.
+"""The accessibility audit of a built site: axe-core in Chromium over every page, in every palette and width, and
+IBM's Equal Access engine over what each page says (its article).
 
 ``tests/test_accessibility.py`` holds the tests; this module holds the audit, so that the session can start it
 in the background, on a thread with a Chromium of its own, as soon as the site is built (see ``conftest.py``).
@@ -21,6 +22,17 @@ ROOT = Path(__file__).resolve().parent.parent
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 AXE_VERSION = "4.14.1"  # the exact version pinned in package.json
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+# The second engine, from its own rules (IBM's requirements: WCAG 2.2 A and AA, EN 301 549, US 508). It audits each
+# page's article, the part this project writes; the theme's chrome is axe-core's alone, since the engine refuses the
+# CSS-only toggles Material builds it from (a hidden checkbox named by an empty <label>), which axe-core accepts.
+ACE = ROOT / "node_modules" / "accessibility-checker-engine" / "ace.js"
+ACE_VERSION = "4.0.34"  # the exact version pinned in package.json
+ACE_POLICY = "IBM_Accessibility"
+START_ACE = """policy => { window.__ace = new ace.Checker()
+    .check(document.querySelector(".md-content article") || document.body, [policy])
+    .then(r => r.results.filter(x => x.value[0] === "VIOLATION" && x.value[1] === "FAIL").map(x => ({
+        rule: x.ruleId, reason: x.reasonId, target: x.path.dom, html: x.snippet || "", message: x.message,
+    }))); }"""
 SCHEMES = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> Material's data-md-color-scheme
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
@@ -103,6 +115,20 @@ def finish_audit(page: Page, setting: str, path: str) -> tuple[list[Violation], 
     return found, result
 
 
+def start_ace(page: Page) -> None:
+    """Start IBM's engine on the page's article as it is now; ``finish_ace`` collects what it refuses."""
+    if not page.evaluate("typeof window.ace !== 'undefined'"):
+        page.add_script_tag(path=str(ACE))
+    page.evaluate(START_ACE, ACE_POLICY)
+
+
+def finish_ace(page: Page, setting: str, path: str) -> list[Violation]:
+    return [
+        Violation(path, setting, f"{v['rule']}/{v['reason']}", "violation", v["target"], v["html"], v["message"])
+        for v in page.evaluate("() => window.__ace")
+    ]
+
+
 def audit(page: Page, setting: str, path: str) -> tuple[list[Violation], dict]:
     """axe-core's violations on the page as it is now, and what axe reported about its own run."""
     start_audit(page)
@@ -150,6 +176,8 @@ class Audits:
     contrast_ran: list[bool] = field(default_factory=list)  # each page's first run included color-contrast
     opened_any: bool = False  # some page had <details> to open
     violations: list[Violation] = field(default_factory=list)
+    ace: list[Violation] = field(default_factory=list)  # IBM's engine, every page with its <details> open
+    ace_pages: int = 0  # pages IBM's engine audited
     search: list[Violation] = field(default_factory=list)
     search_shown: bool = False
 
@@ -177,6 +205,10 @@ def audit_page(browser: Browser, server: str, scheme: str, width: str, path: str
             found, result = finish_audit(page, f"{setting}, details opened", path)
             into.versions.add(result["version"])
             into.violations += found
+        start_ace(page)
+        yield
+        into.ace += finish_ace(page, f"{setting}, details opened", path)
+        into.ace_pages += 1
 
 
 def audit_search(browser: Browser, server: str, scheme: str, width: str, into: Audits) -> Job:

@@ -1,4 +1,4 @@
-"""Every built page audited by axe-core in Debian's Chromium.
+"""Every built page audited by axe-core, and its article by IBM's Equal Access engine, in Debian's Chromium.
 
 axe-core comes from the npm package pinned in ``package.json`` (``make test``
 installs it into ``node_modules/``); it is injected into each page from that
@@ -6,8 +6,10 @@ file, so the audit needs no network. Each page of the built site (every
 ``index.html`` under it, and ``404.html``) is audited in the light and the
 dark palette, at desktop and phone width, with its ``<details>`` closed as
 published and again with every one of them opened; the search overlay is
-audited open, showing results. A failure lists each violation's rule, element
-and page.
+audited open, showing results. IBM's engine (``accessibility-checker-engine``,
+pinned the same way) audits each page's article with every ``<details>``
+opened, in every palette and width. A failure lists each violation's rule,
+element and page.
 
 The audit itself is in ``axe_audit.py``: the session runs it in the background, on a thread with a Chromium of its
 own, from the moment the site is built, and the tests that read it (``site_audit``) run last (see ``conftest.py``).
@@ -20,7 +22,22 @@ import shutil
 import subprocess
 
 import pytest
-from axe_audit import AXE, AXE_VERSION, ROOT, SCHEMES, WIDTHS, SiteAudit, audit, settle, site_pages, visit
+from axe_audit import (
+    ACE,
+    ACE_VERSION,
+    AXE,
+    AXE_VERSION,
+    ROOT,
+    SCHEMES,
+    WIDTHS,
+    SiteAudit,
+    audit,
+    finish_ace,
+    settle,
+    site_pages,
+    start_ace,
+    visit,
+)
 
 
 @pytest.mark.slow  # needs node_modules/, which only `make test` installs
@@ -30,6 +47,15 @@ def test_axe_core_is_installed_at_the_pinned_version():
     assert installed == AXE_VERSION
     pinned = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))["devDependencies"]["axe-core"]
     assert pinned == AXE_VERSION, "package.json pins axe-core exactly, to the version this audit names"
+
+
+@pytest.mark.slow  # needs node_modules/, which only `make test` installs
+def test_the_ibm_engine_is_installed_at_the_pinned_version():
+    assert ACE.is_file(), f"{ACE.relative_to(ROOT)} is missing: run `make test` (it installs the npm packages)"
+    installed = json.loads((ACE.parent / "package.json").read_text(encoding="utf-8"))["version"]
+    assert installed == ACE_VERSION
+    pinned = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))["devDependencies"]
+    assert pinned["accessibility-checker-engine"] == ACE_VERSION, "package.json pins it exactly"
 
 
 def test_every_page_is_found(built_site):
@@ -57,6 +83,30 @@ def test_no_axe_violation_with_search_results_open(site_audit: SiteAudit, scheme
     found = site_audit.settings[scheme, width]
     assert found.search_shown
     assert not found.search, f"{len(found.search)} axe-core violations:\n" + "\n".join(map(str, found.search))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_no_ibm_engine_violation_in_any_pages_article(site_audit: SiteAudit, built_site, scheme, width):
+    found = site_audit.settings[scheme, width]
+    assert found.ace_pages == len(site_pages(built_site)), "every page was audited"
+    assert not found.ace, f"{len(found.ace)} IBM engine violations:\n" + "\n".join(map(str, found.ace))
+
+
+def test_the_ibm_engine_names_rule_and_element_of_a_violation(browser, server):
+    with visit(browser, "light", "desktop") as page:
+        page.goto(server, wait_until="load")
+        settle(page)
+        page.evaluate(
+            """() => { const d = document.createElement("div");
+                       d.id = "stop"; d.tabIndex = 0; d.textContent = "a tab stop that is no control";
+                       document.querySelector(".md-content article").append(d); }"""
+        )
+        start_ace(page)
+        found = finish_ace(page, "light, injected", "")
+    stop = [v for v in found if 'id="stop"' in v.html]
+    assert [v.rule for v in stop] == ["element_tabbable_role_valid/fail_no_valid_role"], found
+    assert str(stop[0]).startswith("/ (light, injected): element_tabbable_role_valid/fail_no_valid_role [violation]")
 
 
 def test_the_audit_names_rule_element_and_page_of_a_violation(browser, server):
