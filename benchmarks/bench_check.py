@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,9 +56,14 @@ def processes(site: Path, runs: int, baseline: str | None) -> None:
 
     from bench_build import ENV, measure, worktree
 
-    verdicts = Project.at(REPO).cache_dir / "check.json"
-    keep = lambda: None  # noqa: E731
-    forget = lambda: verdicts.unlink(missing_ok=True)  # noqa: E731
+    verdicts = Project.at(REPO).cache_dir / "check"  # the cache store's kind for the checker's verdicts
+
+    def keep() -> None:
+        pass
+
+    def forget() -> None:
+        shutil.rmtree(verdicts, ignore_errors=True)
+
     with ExitStack() as stack:
         sides = [
             ("check", REPO, ENV, [], keep),
@@ -67,7 +73,10 @@ def processes(site: Path, runs: int, baseline: str | None) -> None:
         if baseline:
             base = stack.enter_context(worktree(baseline))
             sides.append((f"check {base.label}", base.project, base.env, [], keep))
-        command = lambda extra: [sys.executable, "-m", "site_builder.cli", "check", *extra, str(site)]  # noqa: E731
+
+        def command(extra: list[str]) -> list[str]:
+            return [sys.executable, "-m", "site_builder.cli", "check", *extra, str(site)]
+
         for _label, cwd, env, extra, _ in sides:  # warm-up: fill the caches and bytecode of each side
             measure(command(extra), cwd, env)
         samples: dict[str, list] = {label: [] for label, *_ in sides}

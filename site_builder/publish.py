@@ -177,7 +177,11 @@ def _renameat2() -> Callable[[bytes, bytes], int] | None:
                     call = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).renameat2
                 call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
                 call.restype = ctypes.c_int
-                _exchange = lambda a, b: call(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)  # noqa: E731
+
+                def exchange_names(a: bytes, b: bytes) -> int:
+                    return int(call(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE))
+
+                _exchange = exchange_names
             except (OSError, AttributeError):
                 _exchange = None
     return _exchange

@@ -362,7 +362,10 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
     file = site_dir / SEARCH_INDEX
     if not file.is_file():
         return []
-    problem = lambda order, element, expected, found: Problem(SEARCH_INDEX, order, element, expected, found)  # noqa: E731
+
+    def problem(order: int, element: str, expected: str, found: str) -> Problem:
+        return Problem(SEARCH_INDEX, order, element, expected, found)
+
     text = _decoded(_read(file), SEARCH_INDEX, "JSON search index")
     if isinstance(text, Problem):
         return [text]

@@ -72,7 +72,7 @@ _CORE = {
 }
 
 if TYPE_CHECKING:
-    from .core import (  # noqa: F401
+    from .core import (  # noqa: F401 - for type checkers; __getattr__ imports them at run time
         FixtureRunError,
         GoldenError,
         GoldenIssue,

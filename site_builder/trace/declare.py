@@ -88,12 +88,12 @@ def Decimals(places: int) -> Any:  # noqa: N802 - used like the type aliases abo
     return Annotated[float, decimals(places)]
 
 
-def Choice(*words: str) -> Any:  # noqa: N802
+def Choice(*words: str) -> Any:  # noqa: N802 - capitalized like the type it stands for in an annotation
     """A field whose value is one of ``words``."""
     return Annotated[str, choice(*words)]
 
 
-def Word(word: str) -> Any:  # noqa: N802
+def Word(word: str) -> Any:  # noqa: N802 - capitalized like the type it stands for in an annotation
     """A field that is always ``word`` (a property the fixtures verified before writing it)."""
     return Annotated[str, literal(word)]
 
@@ -141,7 +141,7 @@ def _hints(cls: type) -> dict[str, Any]:
     namespace = dict(vars(module)) if module else {}
     out: dict[str, Any] = {}
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():
-        out[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation  # noqa: S307
+        out[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation  # noqa: S307 - the page's own annotation, in its module's namespace
     return out
 
 

@@ -44,7 +44,7 @@ def _path(target: object) -> str | None:
     if isinstance(target, int):
         return _FDS.get(target)
     try:
-        return os.path.abspath(os.fsdecode(target))  # type: ignore[arg-type]
+        return os.path.abspath(os.fsdecode(target))  # type: ignore[arg-type]  # a path-like from the patched call
     except TypeError:
         return None
 
