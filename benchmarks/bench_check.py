@@ -112,12 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         project = Project.at(REPO)
         full, result = timed(lambda: check.check_site(site, check.setup(project)), args.runs)
         fixtures, fresh = timed(lambda: check.collect(project), args.runs)
-        prepared = check.setup(fresh=fresh)  # type: ignore[arg-type]
+        prepared = check.setup(fresh=fresh)  # type: ignore[arg-type]  # timed() hands back collect()'s Fresh untyped
         checked, _ = timed(lambda: check.check_site(site, prepared), args.runs)
 
         print(f"site: {site}")
         print(f"runs: {args.runs} (median of each)")
-        print(f"full check (fixtures + site): {full:.3f} s   [{result.summary()}]")  # type: ignore[union-attr]
+        print(f"full check (fixtures + site): {full:.3f} s   [{result.summary()}]")  # type: ignore[union-attr]  # timed() hands back the Result untyped
         print(
             f"  the pages' runs (fixture entries proven current reused) of {len(prepared.fresh.pages)} pages: {fixtures:.3f} s"
         )
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds, report = timed(
                 lambda: check_document(parse(data), page, prepared.facts_for(page), prepared.sources), args.runs
             )
-            print(f"  {seconds * 1000:8.2f} ms  {len(data) / 1024:7.1f} KiB  {report.values:4d} values  {page}")  # type: ignore[union-attr]
+            print(f"  {seconds * 1000:8.2f} ms  {len(data) / 1024:7.1f} KiB  {report.values:4d} values  {page}")  # type: ignore[union-attr]  # timed() hands back the report untyped
     return 0
 
 

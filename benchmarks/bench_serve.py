@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_build import ENV, REPO, Side, worktree  # noqa: E402
+from bench_build import ENV, REPO, Side, worktree  # noqa: E402 - after the path to the benchmarks folder is set
 
 _RELOAD = re.compile(rb"<script[^>]*>[^<]*livereload[^<]*</script>|<script src=\"/js/livereload.js\"></script>")
 PROJECT_PARTS = ("mkdocs.yml", "docs", "pages", "templates", "overrides", ".cache")

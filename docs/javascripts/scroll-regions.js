@@ -1,8 +1,8 @@
 // A table, drawing or code block too wide for the screen scrolls sideways in its own box, and a
 // keyboard user scrolls it by giving it focus: the page marks every such box tabindex="0", which is
 // right with JavaScript off. A box that fits needs no stop in the tab order, so, with JavaScript,
-// a box is a tab stop exactly while it is wider than its space (checked again when the window or
-// the box changes size, and for code blocks Material's script marks later).
+// a box is a tab stop exactly while the browser scrolls it (checked again when the window or the
+// box changes size, and for code blocks Material's script marks later).
 (function () {
   "use strict";
 
@@ -10,17 +10,8 @@
 
   // Only a change is written: the observer below hears every write, so writing the same value again
   // would call it again without end.
-  // A box scrolls when more than its padding is out of sight: the padding alone sticking out hides
-  // nothing a reader needs.
-  function hides(box) {
-    var style = getComputedStyle(box);
-    var padX = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
-    var padY = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom);
-    return box.scrollWidth - box.clientWidth >= 1 + padX || box.scrollHeight - box.clientHeight >= 1 + padY;
-  }
-
   function place(box) {
-    var scrolls = hides(box);
+    var scrolls = box.scrollWidth > box.clientWidth || box.scrollHeight > box.clientHeight;
     if (scrolls && box.getAttribute("tabindex") !== "0") {
       box.setAttribute("tabindex", "0");
     } else if (!scrolls && box.hasAttribute("tabindex")) {
