@@ -31,9 +31,11 @@ ACE_POLICY = "IBM_Accessibility"
 # One exception, where the engines disagree: IBM's engine calls a box whose overflow is smaller than its padding not
 # scrollable, and so refuses it as a tab stop; the browser scrolls it, and axe-core requires it to be focusable. The
 # browser decides: a box that scrolls (scrollWidth > clientWidth) may be a tab stop without a widget role.
-START_ACE = """policy => {
+START_ACE = r"""policy => {
     const scrolls = xpath => {
-        const el = document.evaluate(xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
+        // The engine counts the document's nodes before <html> in its index (/html[2]/body[1]/…): there is one <html>.
+        const path = xpath.replace(/^\/html\[\d+\]/, "/html[1]");
+        const el = document.evaluate(path, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue;
         return !!el && (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight);
     };
     window.__ace = new ace.Checker()
