@@ -39,12 +39,13 @@ import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import os_error
 from .files import write_atomic
 
 Warn = Callable[[str], None]
+T = TypeVar("T")
 LEGACY = ("imports.json", "scan.json", "check.json")  # one-file caches of earlier versions, removed by prune
 
 # What each kind is called in a message (a kind not named here is "the KIND cache").
@@ -134,6 +135,18 @@ class Store:
             return json.loads(body.decode("utf-8"))
         except ValueError as exc:
             self.damaged(kind, entry, f"it does not hold JSON ({type(exc).__name__})", redo)
+            return None
+
+    def read(self, kind: str, entry: str, parse: Callable[[Any], T], holds: str, redo: str) -> T | None:
+        """The JSON body of an entry as ``parse`` reads it; None as :meth:`get`, or when ``parse`` cannot read it
+        (a ValueError, KeyError, TypeError or AttributeError: the entry "does not hold ``holds``", and is damaged)."""
+        data = self.get_json(kind, entry, redo)
+        if data is None:
+            return None
+        try:
+            return parse(data)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.damaged(kind, entry, f"it does not hold {holds} ({type(exc).__name__})", redo)
             return None
 
     def damaged(self, kind: str, entry: str, why: str, redo: str) -> None:

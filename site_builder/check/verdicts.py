@@ -146,15 +146,8 @@ class Verdicts:
 
     def reuse(self, key: str, sources: Sources) -> Verdict | None:
         """The verdict of a document checked clean before with these inputs, when its source regions are unchanged."""
-        raw = self.store.get_json(KIND, key, "checking the document again")
-        if raw is None:
-            return None
-        try:
-            verdict = _verdict(raw)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            self.store.damaged(
-                KIND, key, f"it does not hold a verdict ({type(exc).__name__})", "checking the document again"
-            )
+        verdict = self.store.read(KIND, key, _verdict, "a verdict", "checking the document again")
+        if verdict is None:
             return None
         for ref, digest in verdict.regions.items():
             try:

@@ -75,26 +75,18 @@ def entry_name(slug: str, key: str) -> str:
 
 def load(store: Store, slug: str, key: str) -> Entry | None:
     """The entry for ``key``; None when there is none or it is damaged (said once, by the store)."""
-    data = store.get_json(KIND, entry_name(slug, key), "running the fixtures again")
-    if data is None:
-        return None
-    try:
-        if data.get("format") != CACHE_FORMAT:
-            raise ValueError("another format")
-        return Entry(
-            trace=str(data["trace"]),
-            report=None if data["report"] is None else str(data["report"]),
-            derived=dict(data["derived"]),
-            seconds=float(data["seconds"]),
-        )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        store.damaged(
-            KIND,
-            entry_name(slug, key),
-            f"it does not hold fixture results ({type(exc).__name__})",
-            "running the fixtures again",
-        )
-        return None
+    return store.read(KIND, entry_name(slug, key), _entry, "fixture results", "running the fixtures again")
+
+
+def _entry(data: Any) -> Entry:
+    if data.get("format") != CACHE_FORMAT:
+        raise ValueError("another format")
+    return Entry(
+        trace=str(data["trace"]),
+        report=None if data["report"] is None else str(data["report"]),
+        derived=dict(data["derived"]),
+        seconds=float(data["seconds"]),
+    )
 
 
 def store_entry(store: Store, slug: str, key: str, entry: Entry) -> None:

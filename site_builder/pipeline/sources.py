@@ -186,6 +186,12 @@ IMPORTS_KIND = "imports"
 IMPORTS_FORMAT = "site-builder import list 2"
 
 
+def _import_list(data: object) -> tuple[str, ...]:
+    if not isinstance(data, list) or not all(isinstance(n, str) for n in data):
+        raise TypeError("not a list of module names")
+    return tuple(data)
+
+
 class ImportMemo:
     """Import lists by content, one store entry (``.cache/imports/NAME``) per file's bytes, module and kind.
 
@@ -203,11 +209,9 @@ class ImportMemo:
         from ..cache import name
 
         entry = name(IMPORTS_FORMAT, digest, module, str(int(is_package)))
-        found = self.store.get_json(IMPORTS_KIND, entry, "parsing the file again")
-        if isinstance(found, list) and all(isinstance(n, str) for n in found):
-            return tuple(found)
+        found = self.store.read(IMPORTS_KIND, entry, _import_list, "an import list", "parsing the file again")
         if found is not None:
-            self.store.damaged(IMPORTS_KIND, entry, "it does not hold an import list", "parsing the file again")
+            return found
         names = _parse_imports(file.read_bytes(), str(file), module, is_package)
         self.store.put_json(IMPORTS_KIND, entry, list(names))
         return names

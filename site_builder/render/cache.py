@@ -116,24 +116,21 @@ class Keys:
 
 def load(store: Store, key: str) -> RenderedPage | None:
     """The page rendered for ``key``; None when there is none or it is damaged (said once, by the store)."""
-    data = store.get_json(KIND, key, "rendering the page again")
-    if data is None:
-        return None
-    try:
-        if data.get("format") != CACHE_FORMAT:
-            raise ValueError("another format")
-        return RenderedPage(
-            markdown=str(data["markdown"]),
-            files={str(k): str(v) for k, v in data["files"].items()},
-            records=int(data["records"]),
-            names=tuple(str(n) for n in data["names"]),
-            trace=str(data["trace"]),
-            report=None if data["report"] is None else str(data["report"]),
-            diagrams=tuple(str(d) for d in data["diagrams"]),
-        )
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        store.damaged(KIND, key, f"it does not hold a rendered page ({type(exc).__name__})", "rendering the page again")
-        return None
+    return store.read(KIND, key, _page, "a rendered page", "rendering the page again")
+
+
+def _page(data: Any) -> RenderedPage:
+    if data.get("format") != CACHE_FORMAT:
+        raise ValueError("another format")
+    return RenderedPage(
+        markdown=str(data["markdown"]),
+        files={str(k): str(v) for k, v in data["files"].items()},
+        records=int(data["records"]),
+        names=tuple(str(n) for n in data["names"]),
+        trace=str(data["trace"]),
+        report=None if data["report"] is None else str(data["report"]),
+        diagrams=tuple(str(d) for d in data["diagrams"]),
+    )
 
 
 def store_page(store: Store, key: str, page: RenderedPage) -> None:
