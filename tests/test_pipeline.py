@@ -439,3 +439,16 @@ def test_a_nan_the_page_cannot_publish_names_the_fixtures_run_function(tmp_path,
     line = next(n for n, row in enumerate(fixtures.read_text().splitlines(), start=1) if row.startswith("def run("))
     assert str(info.value).startswith(f"pages/path_expansion/fixtures.py:{line}: "), str(info.value)
     assert key in str(info.value)
+
+
+def test_a_pages_key_does_not_depend_on_where_the_project_and_the_package_live(tmp_path, monkeypatch):
+    from site_builder.pipeline import sources
+
+    project = project_with(tmp_path / "m", "ch24")
+    keys = {}
+    for place in ("a", "z"):  # the package's copy sorts before, then after, the project's folder
+        package = tmp_path / place / "site_builder"
+        shutil.copytree(sources.PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+        monkeypatch.setattr(sources, "PACKAGE_DIR", package)
+        keys[place] = cache.page_keys(project, project.pages(), None)
+    assert keys["a"] == keys["z"] == cache.page_keys(Project.at(ROOT), [Project.at(ROOT).page("ch24")], None)

@@ -45,6 +45,7 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
     for part in (page_folder.name, sys.version, numpy, json.dumps(FIXTURE_ENVIRONMENT, sort_keys=True)):
         digest.update(part.encode("utf-8") + b"\0")
     base = Path(pages_dir).resolve().parent
+    named = []
     for file in fixture_sources(page_folder, pages_dir, roots):
         try:
             name = file.relative_to(base).as_posix()
@@ -54,6 +55,10 @@ def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) ->
                 if "site_builder" not in file.parts
                 else "/".join(file.parts[file.parts.index("site_builder") :])
             )
+        named.append((name, file))
+    # In the order of the names, not of the paths: the key of a page does not depend on where the project and the
+    # package live (a copy of the project elsewhere reuses the results).
+    for name, file in sorted(named):
         digest.update(name.encode("utf-8") + b"\0")
         digest.update(roots.digest(file))  # the bytes, never a stamp: proven current
     return digest.hexdigest()
