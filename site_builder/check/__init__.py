@@ -23,7 +23,7 @@ sources, and whole by its checksum), the other pages run fresh;
    every generated and hand-written (``docs/*.md``) page was built.
 
 ``site-builder check`` (:func:`run`) keeps the verdicts of the documents it
-found clean in ``.cache/check.json`` (:mod:`~site_builder.check.verdicts`):
+found clean in the cache store (``.cache/check/``, :mod:`~site_builder.check.verdicts`):
 a page or drawing whose bytes, facts, code, charts, heading, shown
 attributes and excerpted source regions are all what they were when it was
 last found clean is not parsed and checked again; its counts, shown values,
