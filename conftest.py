@@ -67,24 +67,23 @@ def site_copy(built_site: Path, tmp_path: Path) -> Path:
     return target
 
 
-# A fresh interpreter runs the pipeline in a copied project (so this process keeps this repository's page modules).
-_RUN_EVERY_PAGE = """
-import sys
-from site_builder.pipeline import Pipeline
-from site_builder.project import Project
-Pipeline(Project.at(sys.argv[1]), warn=lambda line: None).run()
-"""
-
-
 @pytest.fixture(scope="session")
 def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the project whose every page's fixtures ran once, fresh, from an empty cache: its ``.cache`` holds
-    their results, made for exactly this repository's sources. The tests that build after a change start from them
-    (``copy_project(root, results=...)``), and ``runs`` reads them."""
+    """A copy of the project built once from nothing (``mkdocs build --strict``, every page's fixtures run fresh,
+    in processes of their own): its ``.cache`` holds their results, made for exactly this repository's sources,
+    its ``site/`` the site a build from nothing makes and ``build.log`` what that build said. The tests that build
+    after a change start from those results (``copy_project(root, results=...)``), and ``runs`` reads them."""
     root = copy_project(tmp_path_factory.mktemp("results") / "p")
-    done = subprocess.run([sys.executable, "-c", _RUN_EVERY_PAGE, str(root)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", "site"],
+        cwd=root,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
-        pytest.fail(f"the fixtures of the copied project failed:\n{done.stderr}", pytrace=False)
+        pytest.fail(f"the copied project did not build:\n{done.stderr}", pytrace=False)
+    (root / "build.log").write_text(done.stderr, encoding="utf-8")
     return root
 
 
