@@ -4,8 +4,9 @@ An entry is content-addressed: its NAME is the SHA-256 of everything that decide
 owner, see :func:`name`), so an entry is never out of date, only unused. Its file holds a first line with the
 SHA-256 of the body, then the body; a body that does not match is damaged. The store
 
-- reads an entry (:meth:`Store.get`), returning None when there is none or when it is damaged, in which case it
-  says so in one warning and removes it (the caller makes it again);
+- reads an entry (:meth:`Store.get`, or :meth:`Store.read` for a JSON body its kind parses), returning None
+  when there is none or when it is damaged, in which case it says so in one warning and removes it (the caller
+  makes it again);
 - writes one atomically (:meth:`Store.put`); a write that fails (a full disk, a read-only folder) is one warning
   per kind and cause, and the build goes on without it;
 - after a build in which every page built, removes every entry of the kinds it used that the build neither
@@ -19,6 +20,8 @@ The kinds, each owned by one module (ARCHITECTURE.md measures what each saves):
 
 ``fixtures``
     a page's fixture results (:mod:`site_builder.pipeline.cache`);
+``imports``
+    a source file's import list, by its bytes (:mod:`site_builder.pipeline.sources`);
 ``pages``
     a rendered page (:mod:`site_builder.render.cache`);
 ``diagrams``
