@@ -79,7 +79,7 @@ def build_pages(
         if entry is not None:
             found[page.slug] = entry
             store.keep(fixture_cache.KIND, (fixture_cache.entry_name(page.slug, fixture_keys[page.slug]),))
-            store.keep("diagrams", entry.diagrams)
+            store.keep(page_cache.DIAGRAMS, entry.diagrams)
             _goldens(built, golden_issues(project, page, entry.trace, entry.report), keep_going)
     built.cached = len(found)
     misses = [p for p in pages if p.slug not in found]

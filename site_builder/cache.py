@@ -129,6 +129,14 @@ class Store:
             return None
         return body
 
+    def peek(self, kind: str, entry: str) -> bytes | None:
+        """The body of an entry this build does not use (nor keep): None when it is absent, unreadable or damaged,
+        said to no one (an old entry, read for a hint, is pruned like any other unused one)."""
+        try:
+            return entry_body(self.path(kind, entry).read_bytes())
+        except OSError:
+            return None
+
     def get_json(self, kind: str, entry: str, redo: str) -> Any:
         """The JSON body of an entry, or None as :meth:`get`; a body that is not JSON is damaged."""
         body = self.get(kind, entry, redo)

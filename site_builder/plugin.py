@@ -197,15 +197,12 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     def on_post_page(self, output: str, *, page: Any, config: MkDocsConfig) -> str:
         """Every number a reader sees must carry its provenance: warn (fail under --strict) about any other."""
         built = page.file.dest_uri
-        if self.scan is None or built in self._failed_paths():
-            return output  # mkdocs serve: a page showing its build error
+        if self.scan is None:
+            return output
         source = Path(config.docs_dir) / page.file.src_uri if page.file.src_uri else None
         for line in self.scan.warnings(output, built, source):
             logs.warning(line)
         return output
-
-    def _failed_paths(self) -> set[str]:
-        return {p.html_path for p in self.pages if p.slug in self.built.failed}
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         from .serve import poll_faster

@@ -38,11 +38,19 @@ class NumberScan:
     """The scan of one build: ``pages`` by built path (``""`` for every page not generated, which may show the
     names of any page's facts); ``code`` is the digest of the scanner's own code."""
 
-    def __init__(self, project: Project, store: Store, code: bytes, pages: Mapping[str, Scanned]) -> None:
+    def __init__(
+        self,
+        project: Project,
+        store: Store,
+        code: bytes,
+        pages: Mapping[str, Scanned],
+        skip: frozenset[str] = frozenset(),
+    ) -> None:
         self.project = project
         self.store = store
         self.code = code
         self.pages = dict(pages)
+        self.skip = skip  # built paths of pages that show their build error (mkdocs serve), not scanned
 
     @classmethod
     def of_build(cls, project: Project, pages: Sequence[Page], built: Built, store: Store) -> NumberScan:
@@ -55,10 +63,13 @@ class NumberScan:
             if p.slug in built.pages
         }
         scanned[""] = Scanned(frozenset().union(*(s.names for s in scanned.values())), ())
-        return cls(project, store, built.code, scanned)
+        failed = frozenset(p.html_path for p in pages if p.slug in built.failed)
+        return cls(project, store, built.code, scanned, failed)
 
     def warnings(self, html: str, built: str, source: Path | None) -> list[str]:
         """One line per number without provenance on the page MkDocs built at ``built`` (``source``: its docs file)."""
+        if built in self.skip:
+            return []
         scanned = self.pages.get(built) or self.pages.get("") or Scanned(frozenset(), ())
         entry = name(SCAN_FORMAT, self.code, "\0".join(sorted(scanned.names)), html)
         if self.store.get(KIND, entry, "scanning the page again") is not None:

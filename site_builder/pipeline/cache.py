@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,14 +98,18 @@ def store_entry(store: Store, slug: str, key: str, entry: Entry) -> None:
     store.put_json(KIND, entry_name(slug, key), {"format": CACHE_FORMAT, **vars(entry)})
 
 
-def last_seconds(store: Store, slug: str) -> float | None:
-    """How long the page's fixtures took when they last ran (an entry of an older key), if any entry says so."""
+def last_seconds(store: Store, slugs: Iterable[str]) -> dict[str, float]:
+    """How long each page's fixtures took when they last ran, from an entry of an older key where one says so (an
+    estimate, to start the longest pages first: an entry that cannot tell is passed over)."""
+    wanted = set(slugs)
+    found: dict[str, float] = {}
     for name in store.names(KIND):
-        rest = name[len(slug) + 1 :] if name.startswith(f"{slug}-") else ""
-        if len(rest) == 64 and all(c in "0123456789abcdef" for c in rest):
-            try:
-                raw = store.path(KIND, name).read_bytes()
-                return float(json.loads(raw.partition(b"\n")[2])["seconds"])
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # an estimate only: a damaged old entry is pruned, not reported
-    return None
+        slug, _, key = name.rpartition("-")
+        if slug not in wanted or slug in found or len(key) != 64:
+            continue
+        body = store.peek(KIND, name)
+        try:
+            found[slug] = float(json.loads(body or b"")["seconds"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found

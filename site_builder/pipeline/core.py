@@ -222,12 +222,10 @@ class Pipeline:
             for p in pages:  # the long-run view: which pages need no run at all
                 if p.slug in runs:
                     self.progress(f"fixtures: {p.slug} cached (ran in {runs[p.slug].seconds:.2f} s when computed)")
-            expected = {}  # how long a page took when it last ran, to start the longest first
-            for p in missing:
-                seconds = cache.last_seconds(self.store, p.slug)
-                if seconds is not None:
-                    expected[p.slug] = seconds
-            for p, answer in self._fresh_answers(missing, failed if keep_going else None, expected):
+            expected = cache.last_seconds(self.store, (p.slug for p in missing))  # the longest start first
+            answers, failures = self._fresh_answers(missing, keep_going, expected)
+            failed.update(failures)
+            for p, answer in answers:
                 data = answer.data
                 try:
                     run = self._page_run(
@@ -256,21 +254,23 @@ class Pipeline:
         return Attempt([runs[p.slug] for p in pages if p.slug in runs], failed)
 
     def _fresh_answers(
-        self, pages: list[Page], failed: dict[str, str] | None, expected: Mapping[str, float] | None = None
-    ) -> list[tuple[Page, _Answer]]:
-        """Fresh answers of ``pages``; with ``failed``, a failing page is recorded there and the others still run."""
-        if failed is None:
-            return self._run_fresh(pages, expected)
+        self, pages: list[Page], keep_going: bool, expected: Mapping[str, float] | None = None
+    ) -> tuple[list[tuple[Page, _Answer]], dict[str, str]]:
+        """Fresh answers of ``pages``, and the one-line error of each that failed: without ``keep_going`` the
+        first failure is raised; with it, the pages are run again one by one to find which fail."""
+        if not keep_going:
+            return self._run_fresh(pages, expected), {}
         try:
-            return self._run_fresh(pages, expected)
+            return self._run_fresh(pages, expected), {}
         except FixtureRunError:
             out: list[tuple[Page, _Answer]] = []
+            failures: dict[str, str] = {}
             for page in pages:  # find which pages fail, and keep the others
                 try:
                     out += self._run_fresh([page])
                 except FixtureRunError as exc:
-                    failed[page.slug] = str(exc)
-            return out
+                    failures[page.slug] = str(exc)
+            return out, failures
 
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]

@@ -51,6 +51,7 @@ class RenderedPage:
 
 
 KIND = "pages"
+DIAGRAMS = "diagrams"  # the kind of the layouts a page drew (render/diagrams.py, which imports Graphviz)
 CACHE_FORMAT = "site-builder rendered pages 2"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 

@@ -31,6 +31,7 @@ import jinja2
 from ..cache import Store, name
 from ..errors import SiteBuilderError, ToolMissingError, os_error, shown
 from ..facts import FactBook
+from .cache import DIAGRAMS
 from .keyed import key_of
 from .templating import TemplateFailure, literal_lines, strict_environment
 
@@ -231,7 +232,7 @@ class Diagram:
     cached: bool  # the layout came from the cache, not a fresh ``dot`` run
 
 
-KIND = "diagrams"
+KIND = DIAGRAMS  # named in render/cache.py, which a warm build reads without importing Graphviz
 CACHE_FORMAT = "site-builder diagram cache 3"  # part of every name: entries of another format are never read
 
 
