@@ -20,7 +20,6 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .errors import SiteBuilderError, UsageError, os_error
 from .files import write_atomic
@@ -39,20 +38,6 @@ class Exported:
     folder: Path
     pages: int
     files: int
-
-
-def _load_yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise os_error(exc, path, "cannot read") from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: cannot be exported: {str(exc).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: not a MkDocs configuration")
-    return data
 
 
 def _markdown(config_file: Path) -> Callable[[str], str]:
@@ -78,7 +63,7 @@ def export(
     from .build import build_pages
     from .cache import Store
     from .check.document import unproven_numbers
-    from .project import nav_additions
+    from .project import nav_additions, read_mkdocs_yml
 
     config_file = Path(config_file or project.root / "mkdocs.yml")
     out = Path(out).resolve()
@@ -88,7 +73,7 @@ def export(
     if out.exists() and not (out / MARK).is_file():
         if not out.is_dir() or any(out.iterdir()):
             raise UsageError(f"{out} exists and is not an export of this command: give an empty or new folder")
-    data = _load_yaml(config_file)
+    data = read_mkdocs_yml(config_file)
 
     pages = project.pages()
     try:

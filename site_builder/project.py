@@ -422,25 +422,35 @@ def forget_pages() -> None:
     importlib.invalidate_caches()
 
 
-def _plugin_options(config: Path) -> dict[str, str]:
-    """The folder options of the ``chapter-trace`` plugin in ``mkdocs.yml`` (tags like !!python/name are ignored)."""
+def read_mkdocs_yml(config: Path, *, ignore_tags: bool = False) -> dict[str, Any]:
+    """``mkdocs.yml`` as data, the one way the project reads it. Tags such as ``!!python/name`` are refused (a
+    copy written back would lose them), or read as nothing with ``ignore_tags`` (for the options beside them)."""
     import yaml
 
     class Loader(yaml.SafeLoader):
         pass
 
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    if ignore_tags:
+        Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     try:
         data = yaml.load(config.read_text(encoding="utf-8"), Loader=Loader) or {}
     except (OSError, UnicodeDecodeError) as exc:
         raise FileAccessError(config, f"cannot read: {exc}") from None
     except yaml.YAMLError as exc:
-        raise UsageError(f"{config}: not valid YAML: {str(exc).splitlines()[0]}") from None
+        raise UsageError(f"{config}: not valid YAML here: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{config}: not a MkDocs configuration (its top level is not a mapping)")
+    return data
+
+
+def _plugin_options(config: Path) -> dict[str, str]:
+    """The folder options of the ``chapter-trace`` plugin in ``mkdocs.yml``."""
+    data = read_mkdocs_yml(config, ignore_tags=True)
     options: dict[str, str] = {}
-    docs = data.get("docs_dir") if isinstance(data, dict) else None
+    docs = data.get("docs_dir")
     if isinstance(docs, str):
         options["docs_dir"] = docs
-    for entry in (data.get("plugins") or []) if isinstance(data, dict) else []:
+    for entry in data.get("plugins") or []:
         if isinstance(entry, dict) and isinstance(entry.get("chapter-trace"), dict):
             for key in ("pages_dir", "templates_dir", "cache_dir"):
                 value = entry["chapter-trace"].get(key)

@@ -127,3 +127,18 @@ def test_a_download_link_counts_whatever_its_relative_form():
         assert resolve_links(page, {href}) == {"evidence/claims/claims-v1.trace.txt"}, href
     assert resolve_links(page, {"https://example.org/claims-v1.trace.txt", "#top"}) == set()
     assert resolve_links(page, {"../deep-stack/"}) == {"evidence/deep-stack/index.html"}
+
+
+def test_mkdocs_yml_is_read_one_way_and_a_tag_the_export_cannot_keep_is_refused_by_name(tmp_path):
+    from site_builder.errors import UsageError
+    from site_builder.project import read_mkdocs_yml
+
+    config = tmp_path / "mkdocs.yml"
+    config.write_text("site_name: S\nmarkdown_extensions:\n  - x:\n      f: !!python/name:math.sqrt\n", encoding="utf-8")
+    assert read_mkdocs_yml(config, ignore_tags=True) == {"site_name": "S", "markdown_extensions": [{"x": {"f": None}}]}
+    with pytest.raises(UsageError) as refused:
+        read_mkdocs_yml(config)
+    assert str(refused.value).startswith(f"{config}: not valid YAML here: ") and "\n" not in str(refused.value)
+    config.write_text("- a list\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="not a MkDocs configuration"):
+        read_mkdocs_yml(config, ignore_tags=True)
