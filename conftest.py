@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from axe_audit import AuditInBackground, SiteAudit, audit_site
 
+from axe_audit import AuditInBackground, SiteAudit, audit_site
 from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, docs_snapshot, mkdocs_env
 
 

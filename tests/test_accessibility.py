@@ -22,6 +22,7 @@ import shutil
 import subprocess
 
 import pytest
+
 from axe_audit import (
     ACE,
     ACE_VERSION,

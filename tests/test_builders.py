@@ -134,7 +134,9 @@ def test_mkdocs_yml_is_read_one_way_and_a_tag_the_export_cannot_keep_is_refused_
     from site_builder.project import read_mkdocs_yml
 
     config = tmp_path / "mkdocs.yml"
-    config.write_text("site_name: S\nmarkdown_extensions:\n  - x:\n      f: !!python/name:math.sqrt\n", encoding="utf-8")
+    config.write_text(
+        "site_name: S\nmarkdown_extensions:\n  - x:\n      f: !!python/name:math.sqrt\n", encoding="utf-8"
+    )
     assert read_mkdocs_yml(config, ignore_tags=True) == {"site_name": "S", "markdown_extensions": [{"x": {"f": None}}]}
     with pytest.raises(UsageError) as refused:
         read_mkdocs_yml(config)
