@@ -37,7 +37,12 @@ from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, d
 
 
 @pytest.fixture(scope="session")
-def site_build(tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+def site_build(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
+    """``make site``'s build of this repository. Its fixtures ran once this session already, in the build from
+    nothing of ``fixture_results``: their results join this repository's cache (entries are named by what made
+    them, so an entry there is one this build would write), and the session runs every page's fixtures once."""
+    for kind in ("fixtures", "imports"):
+        shutil.copytree(fixture_results / ".cache" / kind, ROOT / ".cache" / kind, dirs_exist_ok=True)
     out = tmp_path_factory.mktemp("built") / "site"
     before = docs_snapshot(ROOT / "docs")
     done = subprocess.run(
