@@ -4,7 +4,7 @@
 repository (the same command ``make site`` runs, into a temporary folder).
 Tests read it; none may write to it (``site_copy`` is a copy a test may change). ``server`` serves it on 127.0.0.1 and
 ``browser`` is Debian's Chromium driven by Playwright, for the browser tests. ``fixture_results`` is a copied project
-whose every page's fixtures ran once, fresh; ``runs`` is every page's run read from those results, and ``prepared``
+whose every page's fixtures ran once, fresh, in a build from nothing; ``runs`` is every page's run read from those results, and ``prepared``
 the checker's set-up made from them, for the test file that asks for it.
 """
 
@@ -39,10 +39,8 @@ from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, d
 @pytest.fixture(scope="session")
 def site_build(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory) -> SiteBuild:
     """``make site``'s build of this repository. Its fixtures ran once this session already, in the build from
-    nothing of ``fixture_results``: their results join this repository's cache (entries are named by what made
-    them, so an entry there is one this build would write), and the session runs every page's fixtures once."""
-    for kind in ("fixtures", "imports"):
-        shutil.copytree(fixture_results / ".cache" / kind, ROOT / ".cache" / kind, dirs_exist_ok=True)
+    nothing of ``fixture_results``, whose results join this repository's cache: the session runs them once."""
+    _join_repository_cache(fixture_results / ".cache")
     out = tmp_path_factory.mktemp("built") / "site"
     before = docs_snapshot(ROOT / "docs")
     done = subprocess.run(
@@ -93,18 +91,31 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def runs(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory):
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Every page's run through the pipeline, as the build and the checker see them: the session's one fresh run of
-    every page's fixtures (``fixture_results``), read through this repository's pipeline."""
+    every page's fixtures, read through this repository's pipeline. When the session builds sites, that run is the
+    build from nothing of ``fixture_results``; otherwise (``make test-fast``) the pipeline runs them alone, fresh, in
+    processes of their own, into a cache of the session's, and builds no site."""
     import dataclasses
 
     from site_builder.pipeline import Pipeline
 
     cache = tmp_path_factory.mktemp("runs") / "cache"
-    for kind in ("fixtures", "imports"):
-        shutil.copytree(fixture_results / ".cache" / kind, cache / kind)
+    if any(_uses(item, "fixture_results") for item in request.session.items):
+        results = request.getfixturevalue("fixture_results")
+        for kind in ("fixtures", "imports"):
+            shutil.copytree(results / ".cache" / kind, cache / kind)
     read = Pipeline(dataclasses.replace(PROJECT, cache_dir=cache)).run()
+    _join_repository_cache(cache)
     return {run.page.slug: run for run in read}
+
+
+def _join_repository_cache(cache: Path) -> None:
+    """The session's fixture results join this repository's cache, so a command run here (``site-builder trace``,
+    ``mkdocs build``) reads them instead of running the fixtures again. Entries are named by what made them, so
+    an entry there is one that command would write itself."""
+    for kind in ("fixtures", "imports"):
+        shutil.copytree(cache / kind, ROOT / ".cache" / kind, dirs_exist_ok=True)
 
 
 @pytest.fixture(scope="module")

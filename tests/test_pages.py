@@ -271,14 +271,15 @@ def test_choice_kind_reads_and_writes_only_its_words():
 
 # ------------------------------------------------------------------ the command line
 @pytest.mark.parametrize("slug", SLUGS)
-def test_cli_prints_each_page_trace(slug, capsys, monkeypatch):
+def test_cli_prints_each_page_trace(slug, runs, capsys, monkeypatch):
+    """From the repository's cache, which the session's fresh run of the fixtures (``runs``) joined."""
     monkeypatch.chdir(PROJECT.root)
     assert cli_main(["trace", "--page", slug]) == 0
     assert capsys.readouterr().out == golden(slug)
 
 
 @pytest.mark.parametrize("slug", REPORTS)
-def test_cli_prints_each_page_report(slug, capsys, monkeypatch):
+def test_cli_prints_each_page_report(slug, runs, capsys, monkeypatch):
     monkeypatch.chdir(PROJECT.root)
     assert cli_main(["report", "--page", slug]) == 0
     assert capsys.readouterr().out == golden(slug, "report")

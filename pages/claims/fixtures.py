@@ -168,6 +168,9 @@ def decide_claim_1(r: ScalarStack) -> str:
 # region: claim-2
 def claim_2_cancel(c: Constants) -> CancellingBranch:
     """F(x) = x @ (−I): the block's Jacobian I + (−I) is zero, yet its weight has a gradient."""
+    for name, vector in (("input", c.input), ("upstream", c.upstream)):
+        if not all(math.isfinite(v) for v in vector):
+            raise FixtureError("claim-2-cancelling-branch", f"the {name} must be finite, not {vector}")
     n = len(c.input)
     x = parameter(c.input, name="input")
     branch = Linear(-np.eye(n), name="cancel.branch.weight")
@@ -312,6 +315,10 @@ def fit_exponent(depths: list[int], norms: list[float]) -> float:
 
 
 def claim_5(c: Constants) -> tuple[tuple[Stream, ...], tuple[Growth, ...]]:
+    if not math.isfinite(c.exponent_bar) or c.exponent_bar < 0:
+        raise FixtureError(
+            "claim-5-stream-growth", f"the exponent bar must be finite and not negative, not {c.exponent_bar}"
+        )
     measured = stream_norms(c)
     streams, growth = [], []
     for family in FAMILIES:
@@ -642,16 +649,19 @@ def decide(trace_without_verdicts: Trace) -> tuple[Verdict, ...]:
 
 
 def run(c: Constants = Constants()) -> Run:
+    # The claims measured in a moment come first, so a value one of them refuses stops the page before any training.
+    scalar_stack, cancelling_branch, zero_branch_stack = claim_1(c), claim_2_cancel(c), claim_2_zero_stack(c)
+    scaled_shortcut, quadratic_step = tuple(claim_3(c, depth) for depth in SCALED_DEPTHS), claim_4(c)
     streams, growth = claim_5(c)
     landscape, slice_points, plain_setup, plain_depths, isometry_setup, isometry, isometry_trained = trained_claims(
         c.trained
     )
     measured = Trace(
-        scalar_stack=claim_1(c),
-        cancelling_branch=claim_2_cancel(c),
-        zero_branch_stack=claim_2_zero_stack(c),
-        scaled_shortcut=tuple(claim_3(c, depth) for depth in SCALED_DEPTHS),
-        quadratic_step=claim_4(c),
+        scalar_stack=scalar_stack,
+        cancelling_branch=cancelling_branch,
+        zero_branch_stack=zero_branch_stack,
+        scaled_shortcut=scaled_shortcut,
+        quadratic_step=quadratic_step,
         stream_config=StreamConfig(width=c.stream_width, seed=c.stream_seed),
         streams=streams,
         growth=growth,
