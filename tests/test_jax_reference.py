@@ -58,6 +58,10 @@ from site_builder.nn import (
 from site_builder.tasks import SPIRALS, Ends, EndsDraw, cross_entropy_per_model, draw_ends, he_std
 
 jax.config.update("jax_enable_x64", True)  # float64 throughout, as the engine computes
+
+# JAX runs these op by op, about 27 s of CPU in all: `make test` holds the engine against it, and the quick loop
+# keeps the finite-difference tests, which check every gradient against the engine's own forward pass.
+pytestmark = pytest.mark.slow
 jax.config.update("jax_platforms", "cpu")
 
 RTOL = 1e-12  # of the reference's largest magnitude; see the module docstring for why
