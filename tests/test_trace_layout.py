@@ -22,6 +22,7 @@ from site_builder.trace import (
     TraceLayout,
     Vector,
     decimals,
+    layout_of,
     lines,
     record,
     trace_format,
@@ -229,3 +230,52 @@ def test_declaration_mistakes_are_named():
         @trace_format("bad-v1")
         class BadTrace:
             points: tuple[Point, ...] = lines({"index_value": 1})
+
+
+# ------------------------------------------------------------------ one kind, lines of different fields
+@record("FAULT", index="case")
+class RankFault:
+    case: Text
+    rank: Int
+
+
+@record("FAULT", index="case")
+class SizeFault:
+    case: Text
+    query: Int
+    key: Int
+
+
+@trace_format("faults-v1", separator="|", bookends=False)
+class Faults:
+    rank: tuple[RankFault, ...] = lines(case=["rank"])
+    size: tuple[SizeFault, ...] = lines(case=["size"])
+
+
+FAULTS_TEXT = "FAULT|case=rank|rank=2\nFAULT|case=size|query=1|key=2\n"
+
+
+def test_one_kind_may_print_lines_of_different_fields_each_under_its_own_key():
+    faults = layout_of(Faults).parse(FAULTS_TEXT)
+    assert faults == Faults((RankFault("rank", 2),), (SizeFault("size", 1, 2),))
+    assert layout_of(Faults).render(faults) == FAULTS_TEXT
+    assert list(faults.facts()) == [
+        "FAULT[rank].case",
+        "FAULT[rank].rank",
+        "FAULT[size].case",
+        "FAULT[size].query",
+        "FAULT[size].key",
+    ]
+    swapped = "FAULT|case=size|query=1|key=2\nFAULT|case=rank|rank=2\n"
+    assert_rejects(layout_of(Faults).parse, swapped, 1, 17, "unknown field", source="t")
+
+
+def test_a_shared_kind_needs_index_fields_and_keys_of_its_own():
+    with pytest.raises(ValueError, match="declared twice"):
+        TraceLayout("toy-v1", Toy, (HEAD, Record("HEAD", Row, "rows", ROWS.fields)))
+    with pytest.raises(ValueError, match="share a key"):
+        TraceLayout(
+            "toy-v1",
+            Toy,
+            (Record("ROW", Head, "head", (Field("step", INT),), index=("step",), lines=({"step": 1},)), ROWS),
+        )

@@ -148,9 +148,15 @@ class TraceLayout(Generic[T]):
     bookends: bool = True
 
     def __post_init__(self) -> None:
+        # A kind may be declared by several records (lines of one kind whose fields differ, such as refusals
+        # that each print their own numbers) only when each is indexed, so that every line keeps a key of its own.
         kinds = [r.kind for r in self.records]
-        if len(set(kinds)) != len(kinds):
-            raise ValueError(f"{self.version}: a record kind is declared twice in {kinds}")
+        shared = sorted({k for k in kinds if kinds.count(k) > 1})
+        if any(not r.repeated for r in self.records if r.kind in shared):
+            raise ValueError(f"{self.version}: a record kind is declared twice in {kinds} without index fields")
+        keys = [s.record.key(s.fixed) for s in self.slots]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"{self.version}: two lines share a key in {keys}")
         attrs = sorted(r.attr for r in self.records)
         expected = sorted(f.name for f in dataclasses.fields(self.trace))  # type: ignore[arg-type]  # a declared trace class is a dataclass
         if attrs != expected:
