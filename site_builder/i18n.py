@@ -31,7 +31,7 @@ TRANSLATED = ("ru",)  # the languages a page may be translated into
 # The few words the builder itself writes on a page, per language.
 WORDS: dict[str, dict[str, str]] = {
     "en": {"chapter": "Chapter", "untranslated": "Not yet translated"},
-    "ru": {"chapter": "Глава", "untranslated": "Пока только на английском"},
+    "ru": {"chapter": "Глава", "untranslated": "Пока только на английском", "site_name": "Строим LLM с нуля"},
 }
 
 _RECORD = re.compile(r"\A(?:\{#|<!--)\s*translation of (?P<source>\S+) @ (?P<blob>[0-9a-f]{40})\s*(?:#\}|-->)[ \t]*\n?")

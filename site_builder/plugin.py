@@ -51,7 +51,7 @@ from . import logs, publish
 from .build import Built, build_pages
 from .cache import Store
 from .errors import SiteBuilderError, os_error, shown
-from .i18n import TRANSLATED, source_name, stale_translation, translations_in
+from .i18n import TRANSLATED, WORDS, source_name, stale_translation, translations_in
 from .localize import Languages, hand_written, page_language, split_search_index
 from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
@@ -91,6 +91,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.languages = Languages()  # which page is which in another language
         self.navigations: dict[str, Any] = {}  # lang -> the navigation its pages show
         self.files_by_path: dict[str, File] = {}
+        self.site_name: str | None = None  # mkdocs.yml's, while a translated page shows its own
 
     @property
     def serving(self) -> bool:
@@ -105,6 +106,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
         pin_numeric_environment()  # page code this process runs computes as the fixture interpreters do
         self._close()
+        self.site_name = None
         root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.project = Project.at(
             root,
@@ -235,12 +237,19 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             return file.url if file is not None else path
 
         alternates, menu = files.alternates(page.file.src_uri, url_of)
+        if self.site_name is None:
+            self.site_name = config.site_name
+        config.site_name = WORDS[lang].get(
+            "site_name", self.site_name
+        )  # the header and <title>, in the page's language
         config.extra["alternate"] = alternates  # the theme's hreflang links; read while this page renders
         config.extra["language_menu"] = menu  # overrides/partials/alternate.html: the switcher
         return context
 
     def on_template_context(self, context: Any, *, template_name: str, config: MkDocsConfig) -> Any:
-        """A page that is not one of the site's (404.html, the sitemap) has no twins."""
+        """A page that is not one of the site's (404.html, the sitemap) has no twins, and is in English."""
+        if self.site_name is not None:
+            config.site_name = self.site_name
         config.extra["alternate"] = []
         config.extra["language_menu"] = []
         return context
