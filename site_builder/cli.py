@@ -49,7 +49,7 @@ def _new(args: argparse.Namespace) -> int:
     from .scaffold import new_page
 
     project = Project.find()
-    folder = new_page(project, args.slug, args.title, section=args.section, order=args.order)
+    folder = new_page(project, args.slug, args.title, section=args.section, order=args.order, title_ru=args.title_ru)
     print(f"wrote {project.display(folder)}/: build it with `mkdocs build` or `mkdocs serve`", file=sys.stderr)
     return 0
 
@@ -118,6 +118,7 @@ def parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help="write a new, working page folder")
     new.add_argument("slug", help="the folder's name: lower-case letters, digits and '_'")
     new.add_argument("--title", required=True, help="the page's title")
+    new.add_argument("--title-ru", default=None, help="the page's Russian title (default: the English one)")
     new.add_argument("--section", default=None, help="the navigation section to put it in")
     new.add_argument("--order", type=float, default=None, help="where it sits in the navigation (default: last)")
     new.set_defaults(action=_new)

@@ -232,3 +232,27 @@ def test_an_edited_english_template_fails_the_strict_build_naming_its_translatio
     assert done.returncode != 0
     assert "pages/ch24/_cheat_sheet.ru.html.j2:1: translation is stale: _cheat_sheet.html.j2 changed" in done.stderr
     assert not (root / "site").exists(), "nothing is published"
+
+
+def test_site_builder_new_writes_a_page_current_in_both_languages_that_renders_in_both(tmp_path):
+    import shutil
+
+    from site_builder.pipeline import Pipeline
+    from site_builder.project import Project
+    from site_builder.render.pages import PageRenderer
+    from site_builder.scaffold import new_page
+
+    shutil.copytree(ROOT / "templates", tmp_path / "templates")
+    project = Project.at(tmp_path)
+    folder = new_page(project, "layer_demo", "A layer, drawn", title_ru="Слой на схеме")
+    (made,) = Project.at(tmp_path).pages()
+    assert made.languages == ("en", "ru") and made.twin("ru").title == "Слой на схеме"
+    for path in translations_in(folder):
+        assert stale_translation(path, path.name, tmp_path) is None
+    run = Pipeline(project, warn=lambda line: None).run_page("layer_demo")
+    rendered = PageRenderer(project, [made]).render(made, run)
+    russian = rendered.translations["ru"]
+    assert "Вход проходит через слой к выходу" in russian and "lang: ru" in russian
+    assert "ru/layer-demo/layer-demo-v1.trace.txt" in rendered.files
+    shown = set(re.findall(r'data-trace="([^"]+)"', rendered.markdown))
+    assert shown == set(re.findall(r'data-trace="([^"]+)"', russian)), "both languages show the same values"
