@@ -117,6 +117,21 @@ class Languages:
         return sorted(alternates, key=lambda a: list(LANGUAGES).index(a["lang"])), menu
 
 
+def alternate_sitemaps(site_dir: Path, folders: Iterable[str]) -> None:
+    """A copy of the site's ``sitemap.xml`` in the folder of every page: the theme's script reads ``sitemap.xml``
+    below each ``hreflang`` alternate of a page (it expects each language at a site root of its own), and a page's
+    alternates here are the pages themselves (itself, and its twin where it has one)."""
+    source = site_dir / "sitemap.xml"
+    if not source.is_file():
+        return
+    data = source.read_bytes()
+    for folder in sorted(set(folders)):
+        target = site_dir / folder / "sitemap.xml"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+
 def _flat(items: Iterable[Any]) -> list[Any]:
     out: list[Any] = []
     for item in items:

@@ -52,7 +52,7 @@ from .build import Built, build_pages
 from .cache import Store
 from .errors import SiteBuilderError, os_error, shown
 from .i18n import TRANSLATED, WORDS, source_name, stale_translation, translations_in
-from .localize import Languages, hand_written, page_language, split_search_index
+from .localize import Languages, alternate_sitemaps, hand_written, page_language, split_search_index
 from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
 
@@ -295,6 +295,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
     def on_post_build(self, config: MkDocsConfig) -> None:
         try:
             split_search_index(Path(config.site_dir))
+            pages = [f.dest_uri for f in self.files_by_path.values() if f.is_documentation_page()]
+            alternate_sitemaps(Path(config.site_dir), [posixpath.dirname(dest) for dest in pages])
         except OSError as exc:
             raise _fail(str(os_error(exc, None, "cannot write the search index"))) from None
         if self.store is not None and not self.built.failed:
