@@ -114,7 +114,7 @@ def test_a_russian_page_includes_the_russian_partial_where_there_is_one_and_the_
         page_environment(tmp_path, lang="ru").get_template("_c.j2")
 
 
-def test_each_language_searches_its_own_pages_with_its_own_stemmer(tmp_path):
+def test_each_language_searches_its_own_pages_in_its_own_language(tmp_path):
     (tmp_path / "search").mkdir()
     docs = [
         {"location": "", "title": "Home", "text": ""},
