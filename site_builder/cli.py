@@ -1,4 +1,4 @@
-"""Command line: ``site-builder trace|report|check|new|render|pages``.
+"""Command line: ``site-builder trace|report|check|new|render|translated|pages``.
 
 Every command finds its project from the working folder (the nearest
 ``mkdocs.yml``). Failures are one line on standard error, and the exit status
@@ -49,7 +49,7 @@ def _new(args: argparse.Namespace) -> int:
     from .scaffold import new_page
 
     project = Project.find()
-    folder = new_page(project, args.slug, args.title, section=args.section, order=args.order)
+    folder = new_page(project, args.slug, args.title, section=args.section, order=args.order, title_ru=args.title_ru)
     print(f"wrote {project.display(folder)}/: build it with `mkdocs build` or `mkdocs serve`", file=sys.stderr)
     return 0
 
@@ -68,12 +68,30 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _translated(args: argparse.Namespace) -> int:
+    """Record, in each translation named, the English file it now matches (after the translation was updated)."""
+    from .i18n import mark_translated
+    from .project import Project
+
+    project = Project.find()
+    for name in args.files:
+        path = Path(name)
+        if not path.is_file():
+            raise UsageError(f"{name}: no such translation (a file like pages/SLUG/page.ru.md.j2 or docs/index.ru.md)")
+        try:
+            line = mark_translated(path)
+        except ValueError as exc:
+            raise UsageError(f"{name}: {exc}") from None
+        print(f"{project.display(path)}: {line}", file=sys.stderr)
+    return 0
+
+
 def _pages(args: argparse.Namespace) -> int:
     from .project import Project
 
     for page in Project.find().pages():
         section = f"{page.section} / " if page.section else ""
-        print(f"{page.slug}\t{page.url}\t{section}{page.title}")
+        print(f"{page.slug}\t{page.url}\t{section}{page.title}\t{' '.join(page.languages)}")
     return 0
 
 
@@ -100,12 +118,18 @@ def parser() -> argparse.ArgumentParser:
     new = sub.add_parser("new", help="write a new, working page folder")
     new.add_argument("slug", help="the folder's name: lower-case letters, digits and '_'")
     new.add_argument("--title", required=True, help="the page's title")
+    new.add_argument("--title-ru", default=None, help="the page's Russian title (default: the English one)")
     new.add_argument("--section", default=None, help="the navigation section to put it in")
     new.add_argument("--order", type=float, default=None, help="where it sits in the navigation (default: last)")
     new.set_defaults(action=_new)
     render = sub.add_parser("render", help="write the generated pages as plain files any site builder can build")
     render.add_argument("out", help="the folder to write (OUT/mkdocs.yml and OUT/docs/); a previous export is replaced")
     render.set_defaults(action=_render)
+    translated = sub.add_parser(
+        "translated", help="record that translations match their English files as they are now (after updating them)"
+    )
+    translated.add_argument("files", nargs="+", metavar="FILE", help="translated files, e.g. pages/ch24/page.ru.md.j2")
+    translated.set_defaults(action=_translated)
     pages = sub.add_parser("pages", help="list the page folders, in navigation order")
     pages.set_defaults(action=_pages)
     return top

@@ -36,6 +36,7 @@ traceback; an I/O failure inside MkDocs itself (a full disk while it copies the 
 from __future__ import annotations
 
 import logging
+import posixpath
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ from . import logs, publish
 from .build import Built, build_pages
 from .cache import Store
 from .errors import SiteBuilderError, os_error, shown
+from .i18n import TRANSLATED, WORDS, source_name, stale_translation, translations_in
+from .localize import Languages, alternate_sitemaps, hand_written, page_language, split_search_index
 from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
 
@@ -85,6 +88,10 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.counter: logs.WarningCounter | None = None
         self.date = "1970-01-01"
         self.conversions: bytes | None = None  # mkdocs serve: what every page's conversion reads
+        self.languages = Languages()  # which page is which in another language
+        self.navigations: dict[str, Any] = {}  # lang -> the navigation its pages show
+        self.files_by_path: dict[str, File] = {}
+        self.site_name: str | None = None  # mkdocs.yml's, while a translated page shows its own
 
     @property
     def serving(self) -> bool:
@@ -99,6 +106,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
         pin_numeric_environment()  # page code this process runs computes as the fixture interpreters do
         self._close()
+        self.site_name = None
         root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.project = Project.at(
             root,
@@ -145,7 +153,22 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         for error in built.failed.values():
             logs.serve_error(f"{error} (the page shows this error)")
         self.scan = NumberScan.of_build(project, self.pages, built, store)
+        for stale in self.stale_translations():
+            logs.warning(stale)  # mkdocs serve shows the page and says so; --strict fails
         logs.info(built.summary())
+
+    def stale_translations(self) -> list[str]:
+        """Every translation in the page folders and the docs folder whose English changed since (or that has
+        no record of its English)."""
+        assert self.project is not None
+        project = self.project
+        folders = [page.folder for page in self.pages] + [project.templates_dir, project.docs_dir]
+        return [
+            line
+            for folder in folders
+            for path in translations_in(folder)
+            if (line := stale_translation(path, project.display(path), project.root)) is not None
+        ]
 
     def on_env(self, env: Any, *, config: MkDocsConfig, files: Files) -> Any:
         """The theme's templates are compiled once and kept in the cache store, like ours."""
@@ -156,16 +179,32 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         return env
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
+        from mkdocs.structure.files import InclusionLevel
+
         from .serve import error_page
 
+        languages = self.languages = Languages(generated=list(self.pages))
+        for file in [f for f in files if not f.generated_by and f.src_uri.endswith(".md")]:
+            translated = hand_written(file.src_uri, file.content_string)
+            if translated is None:
+                continue
+            lang, path, markdown = translated
+            files.remove(file)  # docs/index.ru.md is served as ru/index.html, never as index.ru/
+            files.append(File.generated(config, path, content=markdown, inclusion=InclusionLevel.NOT_IN_NAV))
+            english = source_name(file.src_uri.rpartition("/")[2])[0]
+            languages.add({"en": posixpath.join(posixpath.dirname(file.src_uri), english), lang: path})
         for page in self.pages:
             rendered = self.built.pages.get(page.slug)
+            twins = {lang: page.twin(lang) for lang in page.languages}
             if rendered is not None:
                 generated = {page.page_path: rendered.markdown, **rendered.files}
+                generated |= {twins[lang].page_path: text for lang, text in rendered.translations.items()}
             elif page.slug in self.built.failed:
-                generated = {page.page_path: error_page(page, self.built.failed[page.slug])}
+                generated = {t.page_path: error_page(t, self.built.failed[page.slug]) for t in twins.values()}
             else:
                 continue
+            languages.add({lang: twin.page_path for lang, twin in twins.items()})
+            out_of_nav = {t.page_path for t in twins.values() if t.lang != page.lang}
             for path, content in generated.items():
                 existing = files.get_file_from_path(path)
                 if existing is not None and not existing.generated_by:
@@ -175,8 +214,45 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
                     )
                 if existing is not None:
                     files.remove(existing)
-                files.append(File.generated(config, path, content=content))
+                inclusion = InclusionLevel.NOT_IN_NAV if path in out_of_nav else InclusionLevel.UNDEFINED
+                files.append(File.generated(config, path, content=content, inclusion=inclusion))
         return files
+
+    def on_nav(self, nav: Any, *, config: MkDocsConfig, files: Files) -> Any:
+        """The English navigation is MkDocs's; each translation gets its own, shown on its pages."""
+        self.files_by_path = {f.src_uri: f for f in files}
+        self.navigations = {lang: self.languages.navigation(nav, files, lang) for lang in TRANSLATED}
+        return nav
+
+    def on_page_context(self, context: Any, *, page: Any, config: MkDocsConfig, nav: Any) -> Any:
+        """A translated page shows its language's navigation; every page links its twins (``hreflang``) and
+        switches language on the same page."""
+        lang = page_language(page.file.src_uri)
+        if lang in self.navigations:
+            context["nav"] = self.navigations[lang]
+        files = self.languages
+
+        def url_of(path: str) -> str:  # the theme's templates make it relative to the page
+            file = self.files_by_path.get(path)
+            return file.url if file is not None else path
+
+        alternates, menu = files.alternates(page.file.src_uri, url_of)
+        if self.site_name is None:
+            self.site_name = config.site_name
+        config.site_name = WORDS[lang].get(
+            "site_name", self.site_name
+        )  # the header and <title>, in the page's language
+        config.extra["alternate"] = alternates  # the theme's hreflang links; read while this page renders
+        config.extra["language_menu"] = menu  # overrides/partials/alternate.html: the switcher
+        return context
+
+    def on_template_context(self, context: Any, *, template_name: str, config: MkDocsConfig) -> Any:
+        """A page that is not one of the site's (404.html, the sitemap) has no twins, and is in English."""
+        if self.site_name is not None:
+            config.site_name = self.site_name
+        config.extra["alternate"] = []
+        config.extra["language_menu"] = []
+        return context
 
     def on_page_markdown(self, markdown: str, *, page: Any, config: MkDocsConfig, files: Files) -> str:
         from .render.stash import stashed_render
@@ -217,6 +293,12 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
+        try:
+            split_search_index(Path(config.site_dir))
+            pages = [f.dest_uri for f in self.files_by_path.values() if f.is_documentation_page()]
+            alternate_sitemaps(Path(config.site_dir), [posixpath.dirname(dest) for dest in pages])
+        except OSError as exc:
+            raise _fail(str(os_error(exc, None, "cannot write the search index"))) from None
         if self.store is not None and not self.built.failed:
             self.store.prune()  # every page built: what this build did not use, no build will
         if self.staging is None:

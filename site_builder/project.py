@@ -26,12 +26,13 @@ import tomllib
 import types
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .errors import FileAccessError, SiteBuilderError, UsageError, os_error
+from .i18n import TRANSLATED
 
 PACKAGE = "pages"  # the import name of the pages folder
 SLUG_RE = re.compile(r"[a-z][a-z0-9_]*")
@@ -126,6 +127,29 @@ class Page:
     node_roles: Mapping[str, str] = field(default_factory=dict)
     edge_roles: Mapping[str, str] = field(default_factory=dict)
     shows: tuple[str, ...] = ()  # where values must be drawn: "svg#ID g.node.ROLE KEY", "table#ID KEY"
+    lang: str = "en"  # the language of this page: "en", or a translation's (see twin())
+    translations: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # lang -> its title and section
+
+    @property
+    def template(self) -> str:
+        """The page template of this language: ``page.md.j2``, or its translation ``page.ru.md.j2``."""
+        from .i18n import localized_name
+
+        return localized_name("page.md.j2", self.lang)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The languages the page is published in: English, then each translation its folder holds."""
+        return ("en", *sorted(self.translations))
+
+    def twin(self, lang: str) -> Page:
+        """The page in ``lang``: its translated title and section, served under ``LANG/``; itself for English."""
+        if lang == self.lang:
+            return self
+        if lang not in self.translations:
+            raise KeyError(f"page {self.slug} has no {lang} translation")
+        words = self.translations[lang]
+        return replace(self, title=words["title"], url=f"{lang}/{self.url}", section=words.get("section"), lang=lang)
 
     @property
     def page_path(self) -> str:
@@ -139,7 +163,9 @@ class Page:
     @property
     def heading(self) -> str:
         """The page's ``<h1>`` as text: the title, after ``Chapter N:`` for a chapter."""
-        return f"Chapter {self.chapter}: {self.title}" if self.chapter is not None else self.title
+        from .i18n import word
+
+        return f"{word(self.lang, 'chapter')} {self.chapter}: {self.title}" if self.chapter is not None else self.title
 
     @property
     def golden_trace(self) -> Path:
@@ -191,6 +217,7 @@ _PAGE_KEYS = {
     "literals": dict,
     "roles": dict,
     "shows": list,
+    **{lang: dict for lang in TRANSLATED},  # a translation's title and section: [ru] title = "…"
 }
 _CITATION_KEYS = {"id": str, "authors": str, "year": int, "title": str, "arxiv": str, "url": str, "lecture": int}
 
@@ -265,6 +292,7 @@ def read_page(folder: Path, display: str) -> Page:
     shows = data.get("shows", [])
     if not all(isinstance(s, str) and s.split() for s in shows):
         raise PageConfigError(f'{where}: shows is a list of entries like "svg#ID g.node.ROLE KEY"')
+    translations = _translations(folder, where, data)
     ids = [c.id for c in citations]
     if len(set(ids)) != len(ids):
         raise PageConfigError(f"{where}: two citations share an id")
@@ -282,7 +310,38 @@ def read_page(folder: Path, display: str) -> Page:
         node_roles={**NODE_ROLES, **roles.get("nodes", {})},
         edge_roles={**EDGE_ROLES, **roles.get("edges", {})},
         shows=tuple(shows),
+        translations=translations,
     )
+
+
+def _translations(folder: Path, where: str, data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """lang -> its title (and section) for each translation of the page: a ``page.LANG.md.j2`` in the folder and a
+    ``[LANG]`` table in page.toml go together."""
+    from .i18n import localized_name
+
+    out: dict[str, dict[str, str]] = {}
+    for lang in TRANSLATED:
+        template = (folder / localized_name("page.md.j2", lang)).is_file()
+        table = data.get(lang)
+        if table is None and not template:
+            continue
+        if table is None:
+            raise PageConfigError(
+                f"{where}: the folder holds {localized_name('page.md.j2', lang)}, so page.toml needs its title: "
+                f'[{lang}] title = "…"'
+            )
+        if not template:
+            raise PageConfigError(
+                f"{where}: [{lang}] gives a translation whose template "
+                f"{localized_name('page.md.j2', lang)} is not in the folder"
+            )
+        _typed(f"{where}: [{lang}]", table, {"title": str, "section": str}, ("title",))
+        title = table["title"].strip()
+        problem = title_problem(title)
+        if problem:
+            raise PageConfigError(f"{where}: [{lang}] {problem}")
+        out[lang] = {"title": title, **({"section": table["section"]} if table.get("section") else {})}
+    return out
 
 
 @dataclass(frozen=True)

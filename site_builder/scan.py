@@ -58,12 +58,13 @@ class NumberScan:
         number typed on it is looked for in its folder's and the shared templates; any other page may show the
         names of every page's facts."""
         scanned = {
-            p.html_path: Scanned(frozenset(built.pages[p.slug].names), (p.folder, project.templates_dir))
+            p.twin(lang).html_path: Scanned(frozenset(built.pages[p.slug].names), (p.folder, project.templates_dir))
             for p in pages
             if p.slug in built.pages
+            for lang in p.languages
         }
         scanned[""] = Scanned(frozenset().union(*(s.names for s in scanned.values())), ())
-        failed = frozenset(p.html_path for p in pages if p.slug in built.failed)
+        failed = frozenset(p.twin(lang).html_path for p in pages if p.slug in built.failed for lang in p.languages)
         return cls(project, store, built.code, scanned, failed)
 
     def warnings(self, html: str, built: str, source: Path | None) -> list[str]:

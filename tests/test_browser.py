@@ -18,8 +18,10 @@ from playwright.sync_api import Browser, Page
 from helpers import PAGES
 
 SHOTS = Path(__file__).resolve().parent.parent / "test-output" / "screenshots"
-PAGE_URLS = ["", *[p.url for p in PAGES]]
+TWINS = [p.twin("ru").url for p in PAGES if "ru" in p.languages]  # the Russian pages, audited as the English ones
+PAGE_URLS = ["", *[p.url for p in PAGES], "ru/", *TWINS]
 CHAPTER = PAGE_URLS[1]
+CHAPTERS = [CHAPTER, TWINS[0]]  # the chapter in each language
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
@@ -100,8 +102,9 @@ def test_wide_diagrams_scroll_inside_a_focusable_region(browser, server):
                 assert region.get_attribute("aria-label") or region.get_attribute("aria-labelledby")
 
 
-def test_everything_works_with_javascript_off(browser, server):
-    with opened(browser, server, java_script_enabled=False, viewport=DESKTOP) as v:
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_everything_works_with_javascript_off(browser, server, path):
+    with opened(browser, server, path, java_script_enabled=False, viewport=DESKTOP) as v:
         page = v.page
         assert page.locator("svg[role='img']").count() >= 2
         for i in range(page.locator("svg[role='img']").count()):
@@ -115,7 +118,7 @@ def test_everything_works_with_javascript_off(browser, server):
         details.locator("summary").click()
         assert details.get_attribute("open") is not None
         assert details.locator("[data-trace]").first.is_visible()
-        _shot(page, "chapter-no-js")
+        _shot(page, f"chapter-no-js-{path.strip('/').replace('/', '-')}")
 
 
 def _diagram_colours(page: Page) -> dict[str, str]:
@@ -138,15 +141,17 @@ def _set_scheme(page: Page, scheme: str):
     )
 
 
-def test_dark_palette_changes_diagram_colours(browser, server):
-    with opened(browser, server, viewport=DESKTOP) as v:
+@pytest.mark.parametrize("path", CHAPTERS)
+def test_dark_palette_changes_diagram_colours(browser, server, path):
+    with opened(browser, server, path, viewport=DESKTOP) as v:
         page = v.page
+        name = path.strip("/").replace("/", "-")
         _set_scheme(page, "default")
         light = _diagram_colours(page)
-        _shot(page, "chapter-light")
+        _shot(page, f"{name}-light")
         _set_scheme(page, "slate")
         dark = _diagram_colours(page)
-        _shot(page, "chapter-dark")
+        _shot(page, f"{name}-dark")
         assert light["text"] and dark["text"]
         assert light["text"] != dark["text"], "diagram text must follow the palette"
         assert light["edge"] != dark["edge"], "diagram lines must follow the palette"
@@ -232,3 +237,28 @@ def test_the_first_diagram_comes_before_any_visible_code(browser, server):
         assert not any(f.is_visible() for f in page.locator("figure.code-excerpt").all()), (
             "code excerpts start collapsed"
         )
+
+
+def test_the_language_switcher_stays_on_the_same_page(browser, server):
+    with opened(browser, server, CHAPTER, viewport=DESKTOP) as v:
+        page = v.page
+        page.locator(".md-header__option .md-select").hover()
+        page.locator("a.md-select__link[hreflang='ru']").click()
+        page.wait_for_load_state()
+        assert page.url == server + TWINS[0]
+        assert page.evaluate("document.documentElement.lang") == "ru"
+        page.locator(".md-header__option .md-select").hover()
+        page.locator("a.md-select__link[hreflang='en']").click()
+        page.wait_for_load_state()
+        assert page.url == server + CHAPTER
+
+
+def test_russian_search_finds_russian_pages_only(browser, server):
+    with opened(browser, server, TWINS[0], viewport=DESKTOP) as v:
+        page = v.page
+        page.keyboard.press("s")  # Material's shortcut: open the search
+        page.keyboard.type("шпаргалка")  # a word only the Russian pages have
+        page.wait_for_selector(".md-search-result__item")
+        results = page.locator(".md-search-result__item a")
+        hrefs = [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
+        assert hrefs and all("/ru/" in href for href in hrefs), hrefs

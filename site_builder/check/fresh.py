@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..i18n import SOURCE
 from ..pipeline import PageRun, Pipeline, version_of
 from ..pipeline.golden import golden_issues
 from ..project import Page, Project, served_folder
@@ -111,10 +112,12 @@ def fresh_from(project: Project, pages: Sequence[Page], runs: Sequence[PageRun |
     out: list[FreshPage] = []
     for page, run in zip(pages, runs):
         if isinstance(run, str):
-            out.append(FreshPage(page, None, run))
+            out += [FreshPage(page.twin(lang), None, run) for lang in page.languages]
             continue
         keys = layout_of(project.module(page, "trace").Trace).keys()
-        out.append(FreshPage(page, run, None, keys, page.download_names(version_of(project, page))))
+        downloads = page.download_names(version_of(project, page))
+        # Each translation is checked as its own page, against the same run: every rule holds in every language.
+        out += [FreshPage(page.twin(lang), run, None, keys, downloads) for lang in page.languages]
     return Fresh(project, tuple(out))
 
 
@@ -123,6 +126,8 @@ def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None
     project = fresh.project
     problems: list[Problem] = []
     for p in fresh.pages:
+        if p.source.lang != SOURCE:
+            continue  # a translation has its English page's goldens
         if p.run is None:
             where = project.display(p.source.folder)
             problems.append(Problem(where, 0, "fixtures", "a run that completes", p.error or "?", group=0))

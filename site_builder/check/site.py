@@ -9,6 +9,7 @@ import os
 import posixpath
 import re
 import stat
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,11 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import UsageError, os_error
+from ..i18n import LANGUAGES, SOURCE, localized_path, source_name
 from ..numerals import scan
 from ..project import Project
 from .charts import check_charts
-from .coverage import EntryError, Shown, index, is_shown, parse_entry
+from .coverage import EntryError, Node, Shown, index, is_shown, parse_entry
 from .document import (
     Facts,
     PageReport,
@@ -182,10 +184,12 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         if kind == "HTML" and visible is not None:
             texts[page] = visible
 
-    result.problems += check_search_index(site_dir, texts)
+    for lang in LANGUAGES:
+        result.problems += check_search_index(site_dir, texts, lang)
     for fresh_page in prepared.fresh.pages:
         result.problems += check_coverage(fresh_page, shown.get(fresh_page.html_path))
         result.problems += check_downloads(site_dir, fresh_page, prepared, links.get(fresh_page.html_path))
+    result.problems += check_twins(prepared.fresh, shown)
     result.problems += check_missing(site_dir, prepared)
     result.sort()
     return result
@@ -353,20 +357,68 @@ def check_downloads(site_dir: Path, p: FreshPage, prepared: Setup, links: set[st
 SEARCH_INDEX = "search/search_index.json"
 
 
-def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem]:
-    """Search results show text from ``search/search_index.json``: each number there must be one its page shows.
+def place(chain: tuple[Node, ...]) -> str:
+    """Where on a page a value is shown, in words both languages share: the innermost element with an id that
+    the page's template gave it (a diagram, a table, a figure), else the page's text."""
+    for node in reversed(chain):
+        if node.id and node.tag in ("svg", "table", "figure", "details", "div", "ol", "ul"):
+            return f"{node.tag}#{node.id}"
+    return "the text"
+
+
+def check_twins(fresh: Fresh, shown: Mapping[str, list[Shown]]) -> list[Problem]:
+    """A page and its translation show the same values in the same places: each key, counted where it is drawn
+    (:func:`place`), as often on one as on the other. A value one shows and the other lacks is a problem naming
+    both pages."""
+    problems: list[Problem] = []
+    by_slug: dict[str, dict[str, FreshPage]] = {}
+    for p in fresh.pages:
+        by_slug.setdefault(p.source.slug, {})[p.source.lang] = p
+    for twins in by_slug.values():
+        english = twins.get(SOURCE)
+        if english is None or english.html_path not in shown:
+            continue
+        counted = Counter((s.key, place(s.chain)) for s in shown[english.html_path])
+        for lang, twin in sorted(twins.items()):
+            if lang == SOURCE or twin.html_path not in shown:
+                continue  # a missing page is reported elsewhere
+            theirs = Counter((s.key, place(s.chain)) for s in shown[twin.html_path])
+            for i, (key, where) in enumerate(sorted(set(counted) | set(theirs))):
+                ours, its = counted[(key, where)], theirs[(key, where)]
+                if ours == its:
+                    continue
+                problems.append(
+                    Problem(
+                        twin.html_path,
+                        2 * 10**9 + i,
+                        f"{where} [data-trace={key}]",
+                        f"the value as {english.html_path} shows it there ({_times(ours)})",
+                        f"{_times(its)} on {twin.html_path}",
+                    )
+                )
+    return problems
+
+
+def _times(n: int) -> str:
+    return "not shown" if n == 0 else ("once" if n == 1 else f"{n} times")
+
+
+def check_search_index(site_dir: Path, texts: Mapping[str, str], lang: str = SOURCE) -> list[Problem]:
+    """Search results show text from ``search/search_index.json`` (and each translation's ``LANG/search/…``, whose
+    locations are below ``LANG/``): each number there must be one its page shows.
 
     The index holds each section's text with the markup stripped, so a number is looked for in the page's
     visible text with the spaces removed (a value and the code of an excerpt count as shown).
     """
-    file = site_dir / SEARCH_INDEX
+    at = localized_path(SEARCH_INDEX, lang)
+    file = site_dir / at
     if not file.is_file():
         return []
 
     def problem(order: int, element: str, expected: str, found: str) -> Problem:
-        return Problem(SEARCH_INDEX, order, element, expected, found)
+        return Problem(at, order, element, expected, found)
 
-    text = _decoded(_read(file), SEARCH_INDEX, "JSON search index")
+    text = _decoded(_read(file), at, "JSON search index")
     if isinstance(text, Problem):
         return [text]
     try:
@@ -378,6 +430,7 @@ def check_search_index(site_dir: Path, texts: Mapping[str, str]) -> list[Problem
     minus: dict[str, str] = {}  # built page -> what it shows, with the minus sign for every hyphen
     for i, (location, title, body) in enumerate(entries):
         page = html_path(location.split("#", 1)[0] + "index.md") if location.split("#", 1)[0] else "index.html"
+        page = localized_path(page, lang)
         shown = texts.get(page)
         element = f"docs[{i}] ({location or '/'})"
         if shown is None:
@@ -399,7 +452,9 @@ def expected_pages(prepared: Setup) -> list[tuple[str, str]]:
     if docs.is_dir():
         for md in sorted(docs.rglob("*.md")):
             rel = md.relative_to(docs).as_posix()
-            out.append((html_path(rel), f"docs/{rel}"))
+            english, lang = source_name(md.name)
+            built = localized_path(posixpath.join(posixpath.dirname(rel), english), lang)
+            out.append((html_path(built), f"docs/{rel}"))
     return out
 
 

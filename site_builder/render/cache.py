@@ -30,7 +30,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +48,12 @@ class RenderedPage:
     trace: str  # its trace and report texts, compared with its golden files on every build
     report: str | None
     diagrams: tuple[str, ...]  # the cache entries of the diagram layouts it drew, sorted
+    translations: dict[str, str] = field(default_factory=dict)  # lang -> the Markdown of the page's translation
 
 
 KIND = "pages"
 DIAGRAMS = "diagrams"  # the kind of the layouts a page drew (render/diagrams.py, which imports Graphviz)
-CACHE_FORMAT = "site-builder rendered pages 2"
+CACHE_FORMAT = "site-builder rendered pages 3"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # site_builder/
 
 
@@ -103,7 +104,7 @@ class Keys:
         self.package = package_digest()  # our code and what it runs on
         shared = hashlib.sha256(self.package + _dot_stamp().encode("utf-8") + b"\0templates\0")
         _files_digest(shared, Path(templates_dir))
-        site = [(p.slug, p.title, p.page_path, p.chapter, p.url) for p in pages]
+        site = [(p.slug, p.title, p.page_path, p.chapter, p.url, p.translations) for p in pages]
         shared.update(json.dumps(site, sort_keys=True, default=str).encode("utf-8"))
         self.shared = shared.digest()
 
@@ -131,6 +132,7 @@ def _page(data: Any) -> RenderedPage:
         trace=str(data["trace"]),
         report=None if data["report"] is None else str(data["report"]),
         diagrams=tuple(str(d) for d in data["diagrams"]),
+        translations={str(k): str(v) for k, v in data["translations"].items()},
     )
 
 

@@ -176,13 +176,16 @@ def double_quoted(text: str) -> str:
 
 
 def front_matter(page: Page) -> str:
-    """The page's YAML front matter: its title as a double-quoted scalar, so any character is safe."""
-    return f"---\ntitle: {double_quoted(page.title)}\n---\n\n"
+    """The page's YAML front matter: its title as a double-quoted scalar, so any character is safe; and the
+    page's language, which the theme's templates read (``lang``, the interface's words, the search)."""
+    return f"---\ntitle: {double_quoted(page.title)}\nlang: {page.lang}\n---\n\n"
 
 
 def heading_html(page: Page, book: FactBook) -> str:
     """The page's ``<h1>``: the title, after ``Chapter N:`` (a verified value) for a chapter."""
-    prefix = f"Chapter {book.html('PAGE.chapter', 'count')}: " if page.chapter is not None else ""
+    from ..i18n import word
+
+    prefix = f"{word(page.lang, 'chapter')} {book.html('PAGE.chapter', 'count')}: " if page.chapter is not None else ""
     return f'<h1 id="top">{prefix}{escape(page.title)}</h1>\n\n'
 
 
@@ -196,7 +199,7 @@ class PageRenderer:
         self.diagrams = DiagramRenderer(store, project.display)
 
     def environment(self, page: Page) -> jinja2.Environment:
-        return page_environment([page.folder, self.project.templates_dir], self.store)
+        return page_environment([page.folder, self.project.templates_dir], self.store, page.lang)
 
     def excerpt_file(self, page: Page, path: str) -> tuple[Path, str]:
         """(root, path) of an excerpt: a file of the page folder, or a file of the ``site_builder`` package."""
@@ -209,10 +212,28 @@ class PageRenderer:
         )
 
     def render(self, page: Page, run: Any) -> RenderedPage:
-        """Markdown for ``page`` from its :class:`~site_builder.pipeline.PageRun`."""
-        files, downloads = self._downloads(page, run)
+        """Markdown for ``page`` and each of its translations, from one :class:`~site_builder.pipeline.PageRun`."""
         book = FactBook(run.facts)
         self.diagrams.drawn = []
+        files: dict[str, str] = {}
+        markdown: dict[str, str] = {}
+        for lang in page.languages:
+            twin = page.twin(lang)
+            downloads_files, downloads = self._downloads(twin, run)
+            files.update(downloads_files)
+            markdown[lang] = self._markdown(twin, run, book, downloads)
+        return RenderedPage(
+            markdown.pop(page.lang),
+            files,
+            run.records,
+            tuple(sorted(fact_names(run.facts))),
+            run.trace_text,
+            run.report_text,
+            tuple(sorted(set(self.diagrams.drawn))),
+            markdown,
+        )
+
+    def _markdown(self, page: Page, run: Any, book: FactBook, downloads: list[dict[str, str]]) -> str:
         env = self.environment(page)
         helpers = PageTemplate(self, page, run, book, downloads, env)
         try:
@@ -221,15 +242,7 @@ class PageRenderer:
             raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
         markdown = front_matter(page) + heading_html(page, book) + body
         self._check_shown(page, run.trace, markdown)
-        return RenderedPage(
-            markdown,
-            files,
-            run.records,
-            tuple(sorted(fact_names(run.facts))),
-            run.trace_text,
-            run.report_text,
-            tuple(sorted(set(self.diagrams.drawn))),
-        )
+        return markdown
 
     def _downloads(self, page: Page, run: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
         """The files published beside the page (site path -> text), and how its template links to each."""
@@ -262,11 +275,12 @@ class PageRenderer:
         if missing:
             raise UnshownFieldError(self.project, page, layout, missing)
 
-    def page_of(self, slug: str) -> Page:
-        """The generated page of ``slug``."""
+    def page_of(self, slug: str, lang: str = "en") -> Page:
+        """The generated page of ``slug`` in ``lang``, or in English when it has no translation into ``lang``."""
         if slug not in self.pages:
             raise KeyError(f"no generated page {slug!r} (pages: {', '.join(self.pages)})")
-        return self.pages[slug]
+        page = self.pages[slug]
+        return page.twin(lang) if lang in page.languages else page
 
 
 class PageTemplate:
@@ -362,11 +376,11 @@ class PageTemplate:
         return self.tv(f"LIT.{lid}", fmt)
 
     def href(self, slug: str, anchor: str = "") -> str:
-        target = posixpath.relpath(self._renderer.page_of(slug).page_path, self._source_folder)
+        target = posixpath.relpath(self._renderer.page_of(slug, self.page.lang).page_path, self._source_folder)
         return target + (f"#{anchor}" if anchor else "")
 
     def title_of(self, slug: str) -> str:
-        return self._renderer.page_of(slug).title
+        return self._renderer.page_of(slug, self.page.lang).title
 
     def has_page(self, slug: str) -> bool:
         return slug in self._renderer.pages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -138,9 +138,31 @@ def compiled_cache(env: jinja2.Environment, store: Store) -> StoredBytecodeCache
     return StoredBytecodeCache(store, repr(options))
 
 
-def page_environment(templates_dirs: Folders, store: Store | None = None) -> jinja2.Environment:
-    """Jinja for Markdown pages, looking in each folder in turn: strict about undefined names, HTML-escaping values."""
-    loader = jinja2.FileSystemLoader([str(d) for d in _folders(templates_dirs)])
+class LocalizedLoader(jinja2.FileSystemLoader):
+    """Templates of one language: a name's translation (``_figure.ru.html.j2`` for ``_figure.html.j2``) in any of the
+    folders before the name itself, so a translated page includes the translated partials and diagrams its folder
+    (or ``templates/``) holds, and the English ones where no translation is needed."""
+
+    def __init__(self, folders: Sequence[str], lang: str) -> None:
+        super().__init__(folders)
+        self.lang = lang
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        from ..i18n import localized_name
+
+        translated = localized_name(template, self.lang)
+        if translated != template:
+            try:
+                return super().get_source(environment, translated)
+            except jinja2.TemplateNotFound:
+                pass
+        return super().get_source(environment, template)
+
+
+def page_environment(templates_dirs: Folders, store: Store | None = None, lang: str = "en") -> jinja2.Environment:
+    """Jinja for Markdown pages in ``lang``, looking in each folder in turn (for a translation first): strict about
+    undefined names, HTML-escaping values."""
+    loader = LocalizedLoader([str(d) for d in _folders(templates_dirs)], lang)
     return strict_environment(loader, store, autoescape=True)
 
 

@@ -20,23 +20,34 @@ import tempfile
 from pathlib import Path
 
 from ..errors import SiteBuilderError, UsageError, os_error
+from ..i18n import SOURCE, record_line, source_name
 from ..project import SLUG_RE, Project, title_problem
 from ..render.pages import double_quoted
 
 FILES = Path(__file__).resolve().parent / "files"
-SUBSTITUTED = ("page.toml", "trace.py")  # files with $title, $url, $order, $section and $version in them
+SUBSTITUTED = ("page.toml", "trace.py")  # files with $title, $title_ru, $url, $order, $section and $version in them
 
 
 def new_page(
-    project: Project, slug: str, title: str, *, section: str | None = None, order: float | None = None
+    project: Project,
+    slug: str,
+    title: str,
+    *,
+    section: str | None = None,
+    order: float | None = None,
+    title_ru: str | None = None,
 ) -> Path:
-    """Write ``pages/SLUG/`` and its golden trace; the folder's path."""
+    """Write ``pages/SLUG/`` in both languages and its golden trace; the folder's path.
+
+    The Russian templates start with the record of the English file each translates, so the new page is current
+    in both languages; ``title_ru`` is its Russian title (the English one until it is translated)."""
     from ..pipeline import Pipeline, write_golden
 
     if not SLUG_RE.fullmatch(slug):
         raise UsageError(f"{slug!r} is not a page slug: lower-case letters, digits and '_', starting with a letter")
     title = title.strip()
-    problem = title_problem(title)
+    title_ru = (title_ru or title).strip()
+    problem = title_problem(title) or title_problem(title_ru)
     if problem:
         raise UsageError(problem)
     folder = project.pages_dir / slug
@@ -50,6 +61,7 @@ def new_page(
         order = float(int(max((p.order for p in pages), default=0.0)) + 1)
     values = {
         "title": double_quoted(title),
+        "title_ru": double_quoted(title_ru),
         "url": url,
         "order": format(order, "g"),
         "section": f"section = {double_quoted(section)}\n" if section else "",
@@ -65,6 +77,9 @@ def new_page(
             text = source.read_text(encoding="utf-8")
             if source.name in SUBSTITUTED:
                 text = string.Template(text).substitute(values)
+            english, lang = source_name(source.name)
+            if lang != SOURCE:  # a translation records the English it was made from
+                text = record_line(english, (FILES / english).read_bytes(), markdown=False) + text
             (staging / source.name).write_text(text, encoding="utf-8", newline="\n")
         staging.rename(folder)
     except OSError as exc:

@@ -1,0 +1,163 @@
+"""The translated pages inside the one MkDocs build: their files, their navigation, their alternates, their search.
+
+One build makes both languages (the fixtures run once): the English pages keep their URLs, and each translated
+page is one more virtual file at ``ru/`` plus its URL, out of MkDocs's navigation. This module gives MkDocs what
+sets the two apart:
+
+- :func:`hand_written` turns ``docs/NAME.ru.md`` (a translation beside its English page) into ``ru/NAME.md``;
+- :class:`Languages` knows every page's twin: a navigation per language (the Russian one lists the translated
+  pages, then the pages that are not translated yet, linked in English), and per page the alternates (``hreflang``
+  links and the language switcher, which stays on the same page where it has a twin);
+- :func:`split_search_index` gives each language its own search index (``search/`` and ``ru/search/``), with the
+  stemmer of its language, since the theme's search reads the index below its ``base``.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .i18n import LANGUAGES, SOURCE, TRANSLATED, localized_path, source_name, strip_record, word
+from .project import Page
+
+SEARCH_INDEX = "search/search_index.json"
+HOME = {"en": "Home", "ru": "Главная"}
+
+
+def page_language(src_uri: str) -> str:
+    """The language of a site page by its path: ``ru/…`` is Russian, every other page English."""
+    first = src_uri.split("/", 1)[0]
+    return first if first in TRANSLATED and "/" in src_uri else SOURCE
+
+
+def hand_written(src_uri: str, text: str) -> tuple[str, str, str] | None:
+    """(language, site path, Markdown) of a translated hand-written page ``docs/NAME.LANG.md``; None for others.
+
+    Its Markdown loses the record line and gains its language in the front matter, as a generated page has.
+    """
+    folder, _, name = src_uri.rpartition("/")
+    english, lang = source_name(name)
+    if lang == SOURCE or not name.endswith(".md"):
+        return None
+    path = localized_path(posixpath.join(folder, english) if folder else english, lang)
+    body = strip_record(text)
+    if body.startswith("---\n"):
+        body = f"---\nlang: {lang}\n" + body[len("---\n") :]
+    else:
+        body = f"---\nlang: {lang}\n---\n\n" + body
+    return lang, path, body
+
+
+@dataclass
+class Languages:
+    """Which site page is which page in another language, filled while the build adds the pages' files."""
+
+    twins: dict[str, dict[str, str]] = field(default_factory=dict)  # site path -> {lang: site path}, both ways
+    generated: list[Page] = field(default_factory=list)  # the generated pages, in navigation order
+
+    def add(self, paths: Mapping[str, str]) -> None:
+        """One page in several languages: lang -> its site path."""
+        for path in paths.values():
+            self.twins[path] = dict(paths)
+
+    def of(self, src_uri: str) -> dict[str, str]:
+        return self.twins.get(src_uri, {page_language(src_uri): src_uri})
+
+    def navigation(self, nav: Any, files: Any, lang: str) -> Any:
+        """The navigation of ``lang``: home, the translated pages in their order (in their sections), then the
+        pages not translated yet, linked in English under one heading; previous, next and parent links set."""
+        from mkdocs.structure.nav import Link, Navigation, Section, _add_parent_links, _add_previous_and_next_links
+
+        items: list[Any] = []
+        home = files.get_file_from_path(localized_path("index.md", lang))
+        if home is not None and home.page is not None:
+            home.page.title = HOME.get(lang, home.page.title)
+            items.append(home.page)
+        sections: dict[str, Any] = {}
+        untranslated: list[Any] = []
+        for page in self.generated:
+            if lang not in page.languages:
+                untranslated.append(Link(page.title, page.url))
+                continue
+            twin = page.twin(lang)
+            file = files.get_file_from_path(twin.page_path)
+            if file is None or file.page is None:
+                continue
+            if twin.section is None:
+                items.append(file.page)
+            elif twin.section in sections:
+                sections[twin.section].children.append(file.page)
+            else:
+                sections[twin.section] = Section(twin.section, [file.page])
+                items.append(sections[twin.section])
+        if untranslated:
+            items.append(Section(word(lang, "untranslated"), untranslated))
+        pages = [item for item in _flat(items) if not isinstance(item, (Link, Section))]
+        for item in items:
+            item.parent = None
+        _add_previous_and_next_links(pages)
+        _add_parent_links(items)
+        localized = Navigation(items, pages)
+        localized.homepage = items[0] if items and home is not None else None
+        return localized
+
+    def alternates(self, src_uri: str, url_of: Any) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        """The page's ``hreflang`` alternates (itself and each twin) and the language switcher's entries (every
+        language: the twin where there is one, else that language's home page)."""
+        twins = self.of(src_uri)
+        alternates = [{"name": LANGUAGES[lang], "lang": lang, "link": url_of(path)} for lang, path in twins.items()]
+        menu = [
+            {"name": LANGUAGES[lang], "lang": lang, "link": url_of(twins.get(lang, localized_path("index.md", lang)))}
+            for lang in LANGUAGES
+        ]
+        return sorted(alternates, key=lambda a: list(LANGUAGES).index(a["lang"])), menu
+
+
+def alternate_sitemaps(site_dir: Path, folders: Iterable[str]) -> None:
+    """A copy of the site's ``sitemap.xml`` in the folder of every page: the theme's script reads ``sitemap.xml``
+    below each ``hreflang`` alternate of a page (it expects each language at a site root of its own), and a page's
+    alternates here are the pages themselves (itself, and its twin where it has one)."""
+    source = site_dir / "sitemap.xml"
+    if not source.is_file():
+        return
+    data = source.read_bytes()
+    for folder in sorted(set(folders)):
+        target = site_dir / folder / "sitemap.xml"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+
+def _flat(items: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        out.append(item)
+        out.extend(_flat(getattr(item, "children", None) or []))
+    return out
+
+
+def split_search_index(site_dir: Path) -> None:
+    """Give each translated language its own search index below ``LANG/``, with its own stemmer, and leave the
+    English index only the English pages: the theme's search reads ``search/search_index.json`` below the page's
+    ``base``, and the Russian pages' base is ``ru/``."""
+    path = site_dir / SEARCH_INDEX
+    if not path.is_file():
+        return
+    index = json.loads(path.read_text(encoding="utf-8"))
+    docs = index.get("docs", [])
+    by_lang: dict[str, list[dict[str, Any]]] = {lang: [] for lang in LANGUAGES}
+    for doc in docs:
+        lang = page_language(str(doc.get("location", "")) or "index.md")
+        if lang != SOURCE:
+            doc = {**doc, "location": str(doc["location"])[len(lang) + 1 :]}
+        by_lang[lang].append(doc)
+    for lang, entries in by_lang.items():
+        target = site_dir / localized_path(SEARCH_INDEX, lang)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        config = {**index.get("config", {}), "lang": [lang]}
+        text = json.dumps({"config": config, "docs": entries}, ensure_ascii=False, separators=(",", ":"))
+        target.write_text(text, encoding="utf-8")
