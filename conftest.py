@@ -102,14 +102,21 @@ def runs(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory):
     return {run.page.slug: run for run in read}
 
 
-@pytest.fixture(scope="module")
-def prepared(runs):
-    """What ``site-builder check`` compares a site against: every page's fresh run (the session's) and sources."""
-    from site_builder import check
+@pytest.fixture(scope="session")
+def fresh_pages(runs):
+    """Every page's fresh run (the session's) as the checker sees it; its diagrams are drawn once, when first asked."""
     from site_builder.check.fresh import fresh_from
 
     pages = PROJECT.pages()
-    return check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages]))
+    return fresh_from(PROJECT, pages, [runs[p.slug] for p in pages])
+
+
+@pytest.fixture(scope="module")
+def prepared(fresh_pages):
+    """What ``site-builder check`` compares a site against: every page's fresh run (the session's) and sources."""
+    from site_builder import check
+
+    return check.setup(PROJECT, fresh=fresh_pages)
 
 
 SLOW_FIXTURES = {

@@ -18,7 +18,8 @@ from lxml import etree
 from ..errors import UsageError, os_error
 from ..numerals import scan
 from ..project import Project
-from .charts import check_charts
+from . import places
+from .charts import check_charts, check_diagrams
 from .coverage import EntryError, Shown, index, is_shown, parse_entry
 from .document import (
     Facts,
@@ -55,6 +56,10 @@ class Setup:
     def project(self) -> Project:
         return self.fresh.project
 
+    def shown_golden(self, page: FreshPage) -> Path:
+        """The golden list of the values ``page`` shows (a test may put another file in its place)."""
+        return (self.goldens or {}).get((page.source.slug, "shown")) or places.golden_path(page.source.folder)
+
     def facts_for(self, page: str) -> Facts:
         """A generated page gets its own facts; every other page (hand-written) the union of all."""
         owner = self.fresh.owner(page)
@@ -87,8 +92,26 @@ def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
     if fresh_page is not None:
         report.problems += check_heading(root, page, fresh_page.source.heading)
         report.problems += check_charts(root, page, fresh_page.charts)
+        report.problems += check_diagrams(root, page, setup.fresh.diagrams(fresh_page))
+        report.problems += check_places(setup, fresh_page, root)
         report.problems += check_coverage(fresh_page, report.shown)
     return report
+
+
+def check_places(setup: Setup, page: FreshPage, root: etree._Element) -> list[Problem]:
+    """Each value in its place: a table's values by their rows' records, and the page's values against its golden
+    list (section, place, key, text), so that a value lost, moved or added is named with its place."""
+    path = setup.shown_golden(page)
+    values = places.shown_values(root)
+    _, problems = places.against_golden(values, page.html_path, path, setup.project.display(path))
+    return places.misplaced(root, page.html_path) + problems
+
+
+def _golden_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def check_page(setup: Setup, page: str, text: str | bytes) -> PageReport:
@@ -150,8 +173,22 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         generated = prepared.fresh.by_html_path.get(page)
         key = None
         if verdicts is not None:
-            drawn = (generated.source.heading, generated.charts) if generated is not None else (None, None)
-            key = verdicts.key(page, raw, facts, attributes, *drawn)
+            key = verdicts.key(
+                page,
+                raw,
+                facts,
+                attributes,
+                *(
+                    (
+                        generated.source.heading,
+                        generated.charts,
+                        prepared.fresh.diagrams(generated),
+                        _golden_bytes(prepared.shown_golden(generated)),
+                    )
+                    if generated is not None
+                    else ()
+                ),
+            )
         known = verdicts.reuse(key, prepared.sources) if verdicts is not None and key is not None else None
         if known is not None:  # found clean before, with these very inputs
             report = PageReport(values=known.values, shown=list(known.shown), links=set(known.links))
@@ -171,6 +208,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
             if generated is not None:
                 report.problems += check_heading(root, page, generated.source.heading)
                 report.problems += check_charts(root, page, generated.charts)
+                report.problems += check_diagrams(root, page, prepared.fresh.diagrams(generated))
+                report.problems += check_places(prepared, generated, root)
             visible = visible_text(root) if kind == "HTML" else None
             if verdicts is not None and key is not None and not report.problems:
                 verdicts.keep(key, report, visible, reads.read)
