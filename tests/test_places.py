@@ -58,9 +58,7 @@ def test_a_malformed_golden_list_is_one_line_naming_its_file_and_line():
     text = places.render((), CHAPTER) + "depth\tp\tSTACK[1].plain\n"
     with pytest.raises(places.ShownListError) as caught:
         places.parse(text, LIST)
-    assert str(caught.value) == (
-        f"{LIST}:3: expected four tab-separated fields (section, place, key, text), found 3"
-    )
+    assert str(caught.value) == (f"{LIST}:3: expected four tab-separated fields (section, place, key, text), found 3")
 
 
 def test_a_missing_golden_list_is_a_problem(prepared, built_site, tmp_path):
@@ -179,7 +177,9 @@ def test_two_nodes_values_swapped_by_their_x_are_caught(prepared, built_site):
     a.set("x", xb)
     b.set("x", xa)
     found = problems(prepared, root)
-    assert any(line.startswith(f"{CHAPTER}: svg#routes-forward g g[") and "expected x=" in line for line in found), found
+    assert any(line.startswith(f"{CHAPTER}: svg#routes-forward g g[") and "expected x=" in line for line in found), (
+        found
+    )
 
 
 def test_a_per_glyph_x_list_that_reorders_a_value_is_caught(prepared, built_site):
@@ -204,24 +204,31 @@ def test_a_diagram_the_page_does_not_draw_is_caught(prepared, built_site):
     svg.set("id", "made-up")
     found = problems(prepared, root)
     assert any("svg#made-up" in line and "a diagram they do not draw" in line for line in found), found
-    assert f"{CHAPTER}: svg#routes-forward: expected the diagram 'routes-forward' drawn from the trace, found not on the page" in found
+    assert (
+        f"{CHAPTER}: svg#routes-forward: expected the diagram 'routes-forward' drawn from the trace, found not on the page"
+        in found
+    )
 
 
 # -- the build and `site-builder diff` ----------------------------------------------------------
 
 
 def test_a_stale_golden_list_stops_the_build_with_its_line(fixture_results, tmp_path):
-    root = copy_project(tmp_path / "p", ("ch24",), results=fixture_results)
+    root = copy_project(tmp_path / "p", results=fixture_results)
     listed = root / LIST
     text = listed.read_text(encoding="utf-8").replace("\tSTACK[1].plain\t[−0.5, 0.25]", "\tSTACK[1].plain\t[−0.5, 0.5]")
     listed.write_text(text, encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-d", "site"], cwd=root, env=mkdocs_env(), capture_output=True, text=True
+        [sys.executable, "-m", "mkdocs", "build", "-d", "site"],
+        cwd=root,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 1
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
     assert errors == [
-        f"ERROR   -  chapter-trace: {LIST}:89: golden list of shown values is stale: STACK[1].plain \"[−0.5, 0.5]\" "
+        f'ERROR   -  chapter-trace: {LIST}:89: golden list of shown values is stale: STACK[1].plain "[−0.5, 0.5]" '
         '(table#stack-table row 3 column 2, section #depth) is now STACK[1].plain "[−0.5, 0.25]" '
         "(table#stack-table row 3 column 2, section #depth); if the change is meant, refresh it with "
         "`site-builder shown --write-golden` and review its diff"

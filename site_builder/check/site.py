@@ -27,6 +27,7 @@ from .document import (
     check_document,
     check_heading,
     css_content,
+    css_refused,
     parse_html,
     parse_svg,
     visible_text,
@@ -137,7 +138,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     files, special = site_files(site_dir)
     for page, kind in special:
         result.problems.append(Problem(page, 0, "file", "a regular file", f"{kind} (skipped)"))
-    styles = [f for f in files if f.suffix == ".css"]
+    kinds = {f: kind_of(f) for f in files}
+    styles = [f for f in files if kinds[f] == ".css"]
     shown_attributes: set[str] = set()
     for file in styles:
         page = file.relative_to(site_dir).as_posix()
@@ -147,6 +149,10 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
             continue
         strings, named = css_content(text)
         shown_attributes |= named
+        for i, what in enumerate(css_refused(text)):
+            result.problems.append(
+                Problem(page, i, "style sheet", "a style that writes only what the check reads", what)
+            )
         for i, string in enumerate(strings):
             for found in scan(string, (), page):
                 result.problems.append(
@@ -163,8 +169,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     links: dict[str, set[str]] = {}
     texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
     documents: list[tuple[Path, Callable[[bytes], etree._Element], str]]
-    documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
-    documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
+    documents = [(f, parse_html, "HTML") for f in files if kinds[f] == ".html"]
+    documents += [(f, parse_svg, "SVG") for f in files if kinds[f] == ".svg"]
     attributes = frozenset(shown_attributes)
     for file, parse, kind in documents:
         page = file.relative_to(site_dir).as_posix()
@@ -238,10 +244,33 @@ _KINDS = (
     (stat.S_ISDIR, "a folder"),
 )
 CHECKED = (".html", ".svg", ".css")  # the files of a site a reader reads: pages, drawings, style sheets
+_SNIFFED = 1024  # bytes read of a file of another name, to tell a page or a drawing by its content
+
+
+def kind_of(path: Path) -> str | None:
+    """``.html``, ``.svg`` or ``.css`` for a file a reader reads, by its name in any case (``fig.SVG``) or, for
+    any other name, by its content (a page or a drawing saved as ``notes.txt``); None for any other file."""
+    suffix = path.suffix.lower()
+    if suffix in CHECKED:
+        return suffix
+    if suffix in (".htm", ".xhtml", ".shtml"):
+        return ".html"
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFFED)
+    except OSError:
+        return None
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return ".html"
+    if head.startswith(b"<svg") or (head.startswith((b"<?xml", b"<!doctype svg")) and b"<svg" in head):
+        return ".svg"
+    return None
 
 
 def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Regular files the checker reads (pages, drawings, style sheets), sorted; and the others of those names.
+    """Regular files the checker reads (pages, drawings, style sheets, by :func:`kind_of`), sorted; and every
+    entry that is no regular file.
 
     Nothing but a regular file is ever opened: a named pipe would block the check, a device would never end.
     Symbolic links are followed to files; a link to a folder is reported, never followed (a page behind it
@@ -257,8 +286,6 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
             )
         for name in sorted(names):
             path = Path(folder) / name
-            if path.suffix not in CHECKED:
-                continue
             relative = path.relative_to(site_dir).as_posix()
             try:
                 mode = path.stat().st_mode
@@ -268,7 +295,8 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
             except OSError as exc:
                 raise os_error(exc, path, "cannot read") from None
             if stat.S_ISREG(mode):
-                files.append(path)
+                if kind_of(path) is not None:
+                    files.append(path)
             else:
                 special.append((relative, next((what for test, what in _KINDS if test(mode)), "not a regular file")))
     return sorted(files), special
