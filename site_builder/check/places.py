@@ -28,6 +28,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -179,8 +180,11 @@ class ShownListError(SiteBuilderError):
     """A golden list of shown values that cannot be read: its file, line and cause."""
 
 
+@lru_cache(maxsize=64)
 def parse(text: str, name: str) -> tuple[ShownValue, ...]:
-    """A golden list read back; :class:`ShownListError` names the line that is not four tab-separated fields."""
+    """A golden list read back; :class:`ShownListError` names the line that is not four tab-separated fields.
+
+    Kept for the texts last read: checking many copies of a page reads its list once."""
     out: list[ShownValue] = []
     header = False
     for number, line in enumerate(text.splitlines(), start=1):
