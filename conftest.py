@@ -118,14 +118,21 @@ def _join_repository_cache(cache: Path) -> None:
         shutil.copytree(cache / kind, ROOT / ".cache" / kind, dirs_exist_ok=True)
 
 
-@pytest.fixture(scope="module")
-def prepared(runs):
-    """What ``site-builder check`` compares a site against: every page's fresh run (the session's) and sources."""
-    from site_builder import check
+@pytest.fixture(scope="session")
+def fresh_pages(runs):
+    """Every page's fresh run (the session's) as the checker sees it; its diagrams are drawn once, when first asked."""
     from site_builder.check.fresh import fresh_from
 
     pages = PROJECT.pages()
-    return check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages]))
+    return fresh_from(PROJECT, pages, [runs[p.slug] for p in pages])
+
+
+@pytest.fixture(scope="module")
+def prepared(fresh_pages):
+    """What ``site-builder check`` compares a site against: every page's fresh run (the session's) and sources."""
+    from site_builder import check
+
+    return check.setup(PROJECT, fresh=fresh_pages)
 
 
 SLOW_FIXTURES = {

@@ -1,4 +1,4 @@
-"""Command line: ``site-builder trace|report|check|new|render|translated|pages``.
+"""Command line: ``site-builder trace|report|shown|diff|check|new|render|translated|pages``.
 
 Every command finds its project from the working folder (the nearest
 ``mkdocs.yml``). Failures are one line on standard error, and the exit status
@@ -34,6 +34,32 @@ def _output(args: argparse.Namespace) -> int:
         text = run.text(args.command)
         assert text is not None
         sys.stdout.write(text)
+    return 0
+
+
+def _shown(args: argparse.Namespace) -> int:
+    """Print (or freeze) the values the built pages show, place by place."""
+    from . import shown
+    from .check import places
+    from .project import Project
+
+    project = Project.find()
+    pages = [project.page(args.page)] if args.page else project.pages()
+    if args.write_golden:
+        for path in shown.write(project, pages):
+            print(f"wrote {project.display(path)}", file=sys.stderr)
+        return 0
+    found = shown.collect(project)
+    for page in pages:
+        sys.stdout.write(places.render(found.get(page.html_path, ()), page.html_path))
+    return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from . import shown
+    from .project import Project
+
+    sys.stdout.write(shown.diff(Project.find(), args.rev))
     return 0
 
 
@@ -107,6 +133,17 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--page", required=True, metavar="SLUG", help="which page (its folder's name; see `pages`)")
         p.add_argument("--write-golden", action="store_true", help="write it to the page's golden file instead")
         p.set_defaults(action=_output)
+    listed = sub.add_parser("shown", help="build the site and print the values each page shows, place by place")
+    listed.add_argument("--page", metavar="SLUG", help="only this page (default: every page)")
+    listed.add_argument(
+        "--write-golden", action="store_true", help="write each page's golden list of shown values instead"
+    )
+    listed.set_defaults(action=_shown)
+    changes = sub.add_parser(
+        "diff", help="print, as Markdown, the shown values that changed since a git revision (from the golden lists)"
+    )
+    changes.add_argument("rev", metavar="REV", help="the git revision to compare the working tree with")
+    changes.set_defaults(action=_diff)
     check = sub.add_parser("check", help="verify every number on a built site against the fixtures' runs")
     check.add_argument("site_dir", nargs="?", default="site", help="built site folder (default: site)")
     check.add_argument(

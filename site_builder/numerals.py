@@ -64,6 +64,11 @@ ALLOWED: tuple[Allowed, ...] = (
         "the HTTP status in the theme's page-not-found heading",
         page="404.html",
     ),
+    Allowed(
+        "search result count",
+        re.compile(r"^1 (?:more on this page|matching document)$"),
+        "the theme's phrase for a search that found one result (its configuration's translations), not a value",
+    ),
 )
 
 

@@ -23,9 +23,12 @@ Order of work, chosen so that a failure never costs the previous site:
 ``on_pre_page``
     date every page by the site's sources, never the clock;
 ``on_post_page``
-    scan each built page for numbers with no provenance: a warning each, so ``--strict`` fails;
+    scan each built page for numbers with no provenance: a warning each, so ``--strict`` fails; compare each
+    generated page's shown values, place by place, with its golden list (:mod:`site_builder.check.places`):
+    one that differs stops the build before it publishes (a warning under ``mkdocs serve``), a missing one is
+    written;
 ``on_post_build`` (last)
-    prune the cache, and swap the staging folder into place, unless strict mode counted a warning, in which
+    stop at the first golden list of shown values a page disagrees with; prune the cache, and swap the staging folder into place, unless strict mode counted a warning, in which
     case MkDocs aborts next and the old site stays.
 
 SIGTERM ends a build as Ctrl-C does: the staging folder is removed and the site is left as it was. Every failure
@@ -92,6 +95,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.navigations: dict[str, Any] = {}  # lang -> the navigation its pages show
         self.files_by_path: dict[str, File] = {}
         self.site_name: str | None = None  # mkdocs.yml's, while a translated page shows its own
+        self.collected: dict[str, tuple[Any, ...]] | None = None  # `site-builder shown`: built path -> shown values
+        self.stale: list[str] = []  # golden lists of shown values that the built pages disagree with
 
     @property
     def serving(self) -> bool:
@@ -142,6 +147,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         project = self.project
         store = self.store = Store(project.cache_dir, logs.notice, project.display)
         self.conversions = None
+        self.stale = []
         try:
             built = self.built = build_pages(project, self.pages, store, keep_going=self.serving, progress=logs.info)
         except SiteBuilderError as exc:
@@ -278,7 +284,47 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         source = Path(config.docs_dir) / page.file.src_uri if page.file.src_uri else None
         for line in self.scan.warnings(output, built, source):
             logs.warning(line)
+        self._shown_values(output, built)
         return output
+
+    def _shown_values(self, output: str, built: str) -> None:
+        """A generated page's shown values against its golden list (or collected, for `site-builder shown`)."""
+        from .check import places
+
+        assert self.project is not None
+        page = next((p for p in self.pages if p.html_path == built and p.slug in self.built.pages), None)
+        if page is None:
+            return
+        from .check.document import parse_html
+
+        try:
+            values = places.shown_values(parse_html(output))
+        except ValueError:
+            return  # the number scan has said why the page cannot be read
+        if self.collected is not None:
+            self.collected[built] = values
+            return
+        path = places.golden_path(page.folder)
+        name = self.project.display(path)
+        try:
+            golden = places.read_golden(path, name)
+        except places.ShownListError as exc:
+            raise _fail(str(exc)) from None
+        if golden is None:
+            try:
+                places.write_golden(values, built, path)
+            except OSError as exc:
+                raise _fail(str(os_error(exc, path, "cannot write"))) from None
+            logs.info(f"wrote {name}: the {len(values)} values {built} shows; review and commit it")
+            return
+        changes = places.compare(golden, values)
+        if not changes:
+            return
+        line = places.stale_message(changes, built, name)
+        if self.serving:
+            logs.warning(line)
+        else:
+            self.stale.append(line)  # stops the build before it publishes (on_post_build)
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         from .serve import poll_faster
@@ -293,6 +339,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
+        if self.stale:
+            raise _fail(self.stale[0] + (f" ({len(self.stale) - 1} more pages differ)" if len(self.stale) > 1 else ""))
         try:
             split_search_index(Path(config.site_dir))
             pages = [f.dest_uri for f in self.files_by_path.values() if f.is_documentation_page()]

@@ -12,13 +12,15 @@ changed value is reported once.
 
 A chart is found by its ``id`` (the ``chart_id`` it was drawn with); an
 ``svg.ev-chart`` with an id the figures do not draw, and a drawn chart
-missing from its page, are problems too.
+missing from its page, are problems too. Diagrams (``svg.dg``, Graphviz's
+drawings) are compared in the same way with the page's diagrams drawn again
+(:mod:`site_builder.check.diagrams`): :func:`check_diagrams`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from lxml import etree
 
@@ -104,6 +106,24 @@ def first_difference(
 
 def check_charts(root: etree._Element, page: str, charts: Mapping[str, str]) -> list[Problem]:
     """Each chart on the page drawn exactly as its page's figures draw it from the fresh run."""
+    return _check_drawn(root, page, charts, lambda classes: CHART_CLASS in classes, "chart", "the page's figures")
+
+
+def check_diagrams(root: etree._Element, page: str, diagrams: Mapping[str, str]) -> list[Problem]:
+    """Each diagram on the page drawn exactly as rendering the page draws it from the fresh run."""
+    from .diagrams import is_diagram
+
+    return _check_drawn(root, page, diagrams, is_diagram, "diagram", "the page's DOT templates")
+
+
+def _check_drawn(
+    root: etree._Element,
+    page: str,
+    charts: Mapping[str, str],
+    kind_of: Callable[[list[str]], bool],
+    kind: str,
+    drawer: str,
+) -> list[Problem]:
     drawn: dict[str, tuple[str, etree._Element]] = {}
     for name, svg in charts.items():
         el = _drawn(svg)
@@ -120,21 +140,21 @@ def check_charts(root: etree._Element, page: str, charts: Mapping[str, str]) -> 
             if difference is not None:
                 where, expected, found = difference
                 problems.append(Problem(page, 10**8 + order, where, expected, found))
-        elif CHART_CLASS in _classes(svg):
+        elif kind_of(_classes(svg)):
             problems.append(
                 Problem(
                     page,
                     10**8 + order,
-                    f"svg#{chart_id}" if chart_id else "svg.ev-chart",
-                    f"a chart the page's figures draw ({', '.join(sorted(drawn)) or 'none'})",
-                    "a chart they do not draw",
+                    f"svg#{chart_id}" if chart_id else f"svg.{' '.join(_classes(svg))}",
+                    f"a {kind} {drawer} draw ({', '.join(sorted(drawn)) or 'none'})",
+                    f"a {kind} they do not draw",
                 )
             )
     for chart_id, (name, _) in sorted(drawn.items()):
         if chart_id not in seen:
             problems.append(
                 Problem(
-                    page, 10**9 - 2, f"svg#{chart_id}", f"the chart {name!r} drawn from the trace", "not on the page"
+                    page, 10**9 - 2, f"svg#{chart_id}", f"the {kind} {name!r} drawn from the trace", "not on the page"
                 )
             )
     return problems

@@ -33,6 +33,7 @@ import base64
 import binascii
 import bisect
 import itertools
+import json
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
@@ -331,6 +332,10 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
         except (TypeError, ValueError) as exc:
             fail(f"a value that format {fmt!r} can show", f"{type(exc).__name__}: {exc}")
             continue
+        unseen = _unseen(el, maths[el])
+        if unseen is not None:
+            fail(*unseen)
+            continue
         found = "".join(el.itertext())
         if found == expected:
             continue
@@ -340,6 +345,85 @@ def check_values(doc: _Doc, facts: Facts, report: PageReport) -> None:
             same = _WS.sub(" ", found).strip() == _WS.sub(" ", expected).strip()
         if not same:
             fail(quote(expected), quote(_WS.sub(" ", found).strip()))
+
+
+_HIDING = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|content-visibility\s*:\s*hidden"
+    r"|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])|(?:unicode-bidi|direction|content"
+    r"|transform|position|clip|clip-path)\s*:)",
+    re.I,
+)
+_SIGN_BEFORE = re.compile(r"(?<![^\W_])[-\u2212+\u00b1\u2213]\s*$")  # a hyphen glued to a word (GPT-2) is no sign
+_UNIT_AFTER = re.compile(r"^\s*[%\u2030\u2031\u2032\u2033]")
+_SIGNS = frozenset("-\u2212+\u00b1\u2213")
+
+
+def _hides(el: etree._Element) -> str | None:
+    """Why a reader does not see ``el`` as its text reads (hidden, reordered, restyled), or None."""
+    name = local(el.tag)
+    if name in SKIPPED or name == "noscript":
+        return f"<{name}> inside it"
+    if el.get("hidden") is not None:
+        return f"a hidden <{name}>"
+    if name == "bdo" or (el.get("dir") or "").strip().lower() in ("rtl", "auto"):
+        return f"a bidi override (<{name} dir={el.get('dir')}>)"
+    style = el.get("style")
+    if style and _HIDING.search(style):
+        return f"<{name} style={quote(style, 60)}>"
+    return None
+
+
+def _unseen(el: etree._Element, in_math: bool) -> tuple[str, str] | None:
+    """(expected, found) when a reader would not read a value as its text says: part of it hidden, its order
+    overridden, or a sign or unit typed beside it that changes what it reads."""
+    for node in (el, *el.iterancestors()):
+        if not isinstance(node.tag, str):
+            continue
+        why = _hides(node) if node is el or local(node.tag) in ("bdo", "span", "div", "p", "td", "th", "li") else None
+        if why is None and node is not el and (node.get("hidden") is not None or local(node.tag) == "bdo"):
+            why = _hides(node)
+        if why is not None:
+            return "a value a reader sees as its text reads", why if node is el else f"{why} around it"
+    for inner in el.iterdescendants():
+        why = _hides(inner) if isinstance(inner.tag, str) else None
+        if why is not None:
+            return "a value whose every character a reader sees, in its order", why
+    before = _text_before(el)
+    after = el.tail or ""
+    if in_math and not (el.get("data-trace") or "").startswith("LIT."):  # a literal's sign is the formula's
+        sign = _math_sign_before(el)
+        if sign is not None:
+            return "no sign written before a value", f"<mo>{sign}</mo> before it"
+    elif _SIGN_BEFORE.search(before):
+        return "no sign written before a value", quote(before[-12:].lstrip(), 20) + " before it"
+    if _UNIT_AFTER.match(after):
+        return "no unit written after a value", quote(after[:12].rstrip(), 20) + " after it"
+    return None
+
+
+def _text_before(el: etree._Element) -> str:
+    previous = el.getprevious()
+    while previous is not None and not isinstance(previous.tag, str):
+        previous = previous.getprevious()  # a comment: the text before it runs on
+    if previous is not None:
+        return previous.tail or ""
+    parent = el.getparent()
+    return (parent.text or "") if parent is not None else ""
+
+
+def _math_sign_before(el: etree._Element) -> str | None:
+    """A MathML ``<mo>`` sign right before a value that is not a binary operator (nothing but an operator, or
+    nothing at all, before it): a minus typed in front of a verified value."""
+    previous = el.getprevious()
+    if previous is None or local(previous.tag) != "mo":
+        return None
+    sign = (previous.text or "").strip()
+    if sign not in _SIGNS:
+        return None
+    before = previous.getprevious()
+    if before is None or (local(before.tag) == "mo" and (before.text or "").strip() not in (")", "]", "}", "|")):
+        return sign
+    return None
 
 
 # -- data-source ------------------------------------------------------------------------
@@ -446,8 +530,23 @@ SHOWN_ATTRIBUTES = frozenset(
         "aria-valuemax",
         "aria-braillelabel",
         "aria-brailleroledescription",
+        # numbers a screen reader speaks: a heading's level, an item's place in its set, a cell's row and column
+        "aria-level",
+        "aria-posinset",
+        "aria-setsize",
+        "aria-rowindex",
+        "aria-rowindextext",
+        "aria-rowcount",
+        "aria-rowspan",
+        "aria-colindex",
+        "aria-colindextext",
+        "aria-colcount",
+        "aria-colspan",
+        "alttext",  # MathML's text alternative of a formula
     }
 )
+# <meta> whose content a browser or a link preview shows: the description, Open Graph and Twitter cards
+_SHOWN_META = re.compile(r"^(?:description|title|keywords|author|application-name|og:.*|twitter:.*)$", re.I)
 # Attributes a reader sees on particular elements: a list's first number, a gauge's value, a button's text.
 SHOWN_ATTRIBUTES_OF = {
     "ol": frozenset({"start"}),
@@ -516,6 +615,30 @@ def css_content(css: str) -> tuple[list[str], set[str]]:
         if text:
             strings.append(text)
     return strings, attributes
+
+
+# What a style sheet may not do, since the check cannot read what it writes (or where it moves what is read):
+# write a counter or a quote mark, or a custom property's text, as content; number a list with symbols of its
+# own; set a counter to a number; override the order of a text's characters.
+_CSS_REFUSED = (
+    (
+        re.compile(r"(?<![-\w])content\s*:[^;}]*\bcounters?\(\s*(?!annotation\s*\))[-\w]+", re.I),
+        "a counter() in content",
+    ),
+    (re.compile(r"(?<![-\w])content\s*:[^;}]*\b(?:open|close)-quote\b", re.I), "open-quote or close-quote in content"),
+    (re.compile(r"(?<![-\w])content\s*:[^;}]*\bvar\(", re.I), "a var() in content"),
+    (re.compile(r"(?<![-\w])quotes\s*:[^;}]*[\"']", re.I), "quotes: with strings of its own"),
+    (re.compile(r"@counter-style\b", re.I), "@counter-style"),
+    (re.compile(r"(?<![-\w])counter-(?:reset|set|increment)\s*:[^;}]*\d", re.I), "a counter set to a number"),
+    (re.compile(r"(?<![-\w])unicode-bidi\s*:\s*(?:bidi-override|isolate-override|plaintext)", re.I), "a bidi override"),
+)
+# Material numbers its code annotations with counter(annotation), reset and increased without a number.
+
+
+def css_refused(css: str) -> list[str]:
+    """What a style sheet does that the check refuses (see :data:`_CSS_REFUSED`), each with its text."""
+    css = _CSS_COMMENT.sub(" ", css)
+    return [f"{what} ({quote(m[0], 60)})" for pattern, what in _CSS_REFUSED for m in pattern.finditer(css)]
 
 
 @dataclass
@@ -622,6 +745,8 @@ def _scopes(root: etree._Element) -> list[etree._Element]:
         picked = [t for t in root.iter("title") if t in heads]
     else:
         picked = [t for t in root.iter("title") if any(local(a.tag) == "head" for a in t.iterancestors())]
+    # what <noscript> in the head holds is shown with JavaScript off
+    picked += [n for head in root.iter("head", "{*}head") for n in head.iter("noscript", "{*}noscript")]
     body = root.find("body")
     picked.append(body if body is not None else root)
     return picked
@@ -669,12 +794,18 @@ def _attribute_runs(root: etree._Element, extra: frozenset[str]) -> Iterator[tup
             if name == "style":
                 for text in css_content("".join(el.itertext()))[0]:
                     yield el, "style content", text
+            if name == "script" and el.get("id") == "__config":
+                for text in _json_strings("".join(el.itertext())):
+                    yield el, "script#__config string", text
             if len(el):  # nothing inside is read: pass over it
                 inside = sum(1 for _ in el.iterdescendants())
                 next(itertools.islice(nodes, inside, inside), None)
             continue
-        if name == "meta" and (el.get("name") or "").lower() == "description" and el.get("content"):
-            yield el, "meta[name=description]", el.get("content")
+        if name == "meta" and el.get("content"):
+            for attr in ("name", "property", "itemprop"):
+                if _SHOWN_META.match(el.get(attr) or ""):
+                    yield el, f"meta[{attr}={el.get(attr)}]", el.get("content")
+                    break
         attributes = el.keys()
         if attributes:
             own = SHOWN_ATTRIBUTES_OF.get(name)
@@ -688,6 +819,23 @@ def _attribute_runs(root: etree._Element, extra: frozenset[str]) -> Iterator[tup
             if embeds:
                 for attr, value in _embedded(el):
                     yield el, f"{name}[{attr}]", value
+
+
+def _json_strings(text: str) -> Iterator[str]:
+    """Every string of a JSON document (the theme's configuration: the words its scripts show), or the text."""
+    try:
+        stack = [json.loads(text)]
+    except ValueError:
+        yield text
+        return
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
 
 
 def shown_by_styles(root: etree._Element) -> frozenset[str]:
@@ -734,6 +882,11 @@ def check_numbers(
                 continue
             owner = flat.owner(found.start)
             flag(found, owner, local(owner.tag), _context(text, found.start, found.end))
+    for style in doc.root.iter("style", "{*}style"):
+        for what in css_refused("".join(style.itertext())):
+            report.problems.append(
+                doc.problem(style, doc.describe(style), "a style that writes only what the check reads", what)
+            )
     extra = shown_attributes | shown_by_styles(doc.root)
     for el, label, value in _attribute_runs(doc.root, extra):
         for found in scan(value, allow, doc.page):

@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..cache import Store
 from ..i18n import SOURCE
 from ..pipeline import PageRun, Pipeline, version_of
 from ..pipeline.golden import golden_issues
@@ -54,6 +55,17 @@ class FreshPage:
 class Fresh:
     project: Project
     pages: tuple[FreshPage, ...]
+    store: Store | None = None  # the cache store a rendered page is taken from when its entry is proven current
+
+    def diagrams(self, page: FreshPage) -> Mapping[str, str]:
+        """The page's diagrams (id -> inline SVG) drawn from its fresh run, as its page renders them now."""
+        return self._diagrams.get(page.source.slug, {})
+
+    @cached_property
+    def _diagrams(self) -> dict[str, dict[str, str]]:
+        from .diagrams import drawn_diagrams
+
+        return drawn_diagrams(self.project, [p for p in self.pages if p.run is not None], self.store)
 
     @cached_property
     def by_html_path(self) -> dict[str, FreshPage]:
@@ -104,11 +116,15 @@ def collect(project: Project, pipeline: Pipeline | None = None, *, fresh: bool =
     attempt = pipeline.attempt(pages, use_cache=not fresh)
     found = {run.page.slug: run for run in attempt.runs}
     runs = [found.get(p.slug) or attempt.failed.get(p.slug, "the fixtures gave no answer") for p in pages]
-    return fresh_from(project, pages, runs)
+    store = None if fresh else Store(project.cache_dir, lambda line: None, project.display)
+    return fresh_from(project, pages, runs, store)
 
 
-def fresh_from(project: Project, pages: Sequence[Page], runs: Sequence[PageRun | str]) -> Fresh:
-    """The check's view of ``pages`` given their runs (a run that failed is its one-line error)."""
+def fresh_from(
+    project: Project, pages: Sequence[Page], runs: Sequence[PageRun | str], store: Store | None = None
+) -> Fresh:
+    """The check's view of ``pages`` given their runs (a run that failed is its one-line error); ``store``: where
+    a page rendered with exactly the current inputs is found (None: every page with a diagram is rendered now)."""
     out: list[FreshPage] = []
     for page, run in zip(pages, runs):
         if isinstance(run, str):
@@ -118,7 +134,7 @@ def fresh_from(project: Project, pages: Sequence[Page], runs: Sequence[PageRun |
         downloads = page.download_names(version_of(project, page))
         # Each translation is checked as its own page, against the same run: every rule holds in every language.
         out += [FreshPage(page.twin(lang), run, None, keys, downloads) for lang in page.languages]
-    return Fresh(project, tuple(out))
+    return Fresh(project, tuple(out), store)
 
 
 def check_goldens(fresh: Fresh, overrides: Mapping[tuple[str, str], Path] | None = None) -> list[Problem]:

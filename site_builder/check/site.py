@@ -20,7 +20,8 @@ from ..errors import UsageError, os_error
 from ..i18n import LANGUAGES, SOURCE, localized_path, source_name
 from ..numerals import scan
 from ..project import Project
-from .charts import check_charts
+from . import places
+from .charts import check_charts, check_diagrams
 from .coverage import EntryError, Node, Shown, index, is_shown, parse_entry
 from .document import (
     Facts,
@@ -28,6 +29,7 @@ from .document import (
     check_document,
     check_heading,
     css_content,
+    css_refused,
     parse_html,
     parse_svg,
     visible_text,
@@ -56,6 +58,10 @@ class Setup:
     @property
     def project(self) -> Project:
         return self.fresh.project
+
+    def shown_golden(self, page: FreshPage) -> Path:
+        """The golden list of the values ``page`` shows (a test may put another file in its place)."""
+        return (self.goldens or {}).get((page.source.slug, "shown")) or places.golden_path(page.source.folder)
 
     def facts_for(self, page: str) -> Facts:
         """A generated page gets its own facts; every other page (hand-written) the union of all."""
@@ -89,8 +95,26 @@ def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
     if fresh_page is not None:
         report.problems += check_heading(root, page, fresh_page.source.heading)
         report.problems += check_charts(root, page, fresh_page.charts)
+        report.problems += check_diagrams(root, page, setup.fresh.diagrams(fresh_page))
+        report.problems += check_places(setup, fresh_page, root)
         report.problems += check_coverage(fresh_page, report.shown)
     return report
+
+
+def check_places(setup: Setup, page: FreshPage, root: etree._Element) -> list[Problem]:
+    """Each value in its place: a table's values by their rows' records, and the page's values against its golden
+    list (section, place, key, text), so that a value lost, moved or added is named with its place."""
+    path = setup.shown_golden(page)
+    values = places.shown_values(root)
+    _, problems = places.against_golden(values, page.html_path, path, setup.project.display(path))
+    return places.misplaced(root, page.html_path) + problems
+
+
+def _golden_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def check_page(setup: Setup, page: str, text: str | bytes) -> PageReport:
@@ -116,7 +140,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     files, special = site_files(site_dir)
     for page, kind in special:
         result.problems.append(Problem(page, 0, "file", "a regular file", f"{kind} (skipped)"))
-    styles = [f for f in files if f.suffix == ".css"]
+    kinds = {f: kind_of(f) for f in files}
+    styles = [f for f in files if kinds[f] == ".css"]
     shown_attributes: set[str] = set()
     for file in styles:
         page = file.relative_to(site_dir).as_posix()
@@ -126,6 +151,10 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
             continue
         strings, named = css_content(text)
         shown_attributes |= named
+        for i, what in enumerate(css_refused(text)):
+            result.problems.append(
+                Problem(page, i, "style sheet", "a style that writes only what the check reads", what)
+            )
         for i, string in enumerate(strings):
             for found in scan(string, (), page):
                 result.problems.append(
@@ -142,8 +171,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
     links: dict[str, set[str]] = {}
     texts: dict[str, str] = {}  # built page -> what it shows, without spaces (for the search index)
     documents: list[tuple[Path, Callable[[bytes], etree._Element], str]]
-    documents = [(f, parse_html, "HTML") for f in files if f.suffix == ".html"]
-    documents += [(f, parse_svg, "SVG") for f in files if f.suffix == ".svg"]
+    documents = [(f, parse_html, "HTML") for f in files if kinds[f] == ".html"]
+    documents += [(f, parse_svg, "SVG") for f in files if kinds[f] == ".svg"]
     attributes = frozenset(shown_attributes)
     for file, parse, kind in documents:
         page = file.relative_to(site_dir).as_posix()
@@ -152,8 +181,22 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         generated = prepared.fresh.by_html_path.get(page)
         key = None
         if verdicts is not None:
-            drawn = (generated.source.heading, generated.charts) if generated is not None else (None, None)
-            key = verdicts.key(page, raw, facts, attributes, *drawn)
+            key = verdicts.key(
+                page,
+                raw,
+                facts,
+                attributes,
+                *(
+                    (
+                        generated.source.heading,
+                        generated.charts,
+                        prepared.fresh.diagrams(generated),
+                        _golden_bytes(prepared.shown_golden(generated)),
+                    )
+                    if generated is not None
+                    else ()
+                ),
+            )
         known = verdicts.reuse(key, prepared.sources) if verdicts is not None and key is not None else None
         if known is not None:  # found clean before, with these very inputs
             report = PageReport(values=known.values, shown=list(known.shown), links=set(known.links))
@@ -173,6 +216,8 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
             if generated is not None:
                 report.problems += check_heading(root, page, generated.source.heading)
                 report.problems += check_charts(root, page, generated.charts)
+                report.problems += check_diagrams(root, page, prepared.fresh.diagrams(generated))
+                report.problems += check_places(prepared, generated, root)
             visible = visible_text(root) if kind == "HTML" else None
             if verdicts is not None and key is not None and not report.problems:
                 verdicts.keep(key, report, visible, reads.read)
@@ -203,10 +248,33 @@ _KINDS = (
     (stat.S_ISDIR, "a folder"),
 )
 CHECKED = (".html", ".svg", ".css")  # the files of a site a reader reads: pages, drawings, style sheets
+_SNIFFED = 1024  # bytes read of a file of another name, to tell a page or a drawing by its content
+
+
+def kind_of(path: Path) -> str | None:
+    """``.html``, ``.svg`` or ``.css`` for a file a reader reads, by its name in any case (``fig.SVG``) or, for
+    any other name, by its content (a page or a drawing saved as ``notes.txt``); None for any other file."""
+    suffix = path.suffix.lower()
+    if suffix in CHECKED:
+        return suffix
+    if suffix in (".htm", ".xhtml", ".shtml"):
+        return ".html"
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFFED)
+    except OSError:
+        return None
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return ".html"
+    if head.startswith(b"<svg") or (head.startswith((b"<?xml", b"<!doctype svg")) and b"<svg" in head):
+        return ".svg"
+    return None
 
 
 def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Regular files the checker reads (pages, drawings, style sheets), sorted; and the others of those names.
+    """Regular files the checker reads (pages, drawings, style sheets, by :func:`kind_of`), sorted; and every
+    entry that is no regular file.
 
     Nothing but a regular file is ever opened: a named pipe would block the check, a device would never end.
     Symbolic links are followed to files; a link to a folder is reported, never followed (a page behind it
@@ -222,8 +290,6 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
             )
         for name in sorted(names):
             path = Path(folder) / name
-            if path.suffix not in CHECKED:
-                continue
             relative = path.relative_to(site_dir).as_posix()
             try:
                 mode = path.stat().st_mode
@@ -233,7 +299,8 @@ def site_files(site_dir: Path) -> tuple[list[Path], list[tuple[str, str]]]:
             except OSError as exc:
                 raise os_error(exc, path, "cannot read") from None
             if stat.S_ISREG(mode):
-                files.append(path)
+                if kind_of(path) is not None:
+                    files.append(path)
             else:
                 special.append((relative, next((what for test, what in _KINDS if test(mode)), "not a regular file")))
     return sorted(files), special

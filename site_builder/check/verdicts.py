@@ -13,8 +13,8 @@ reads:
 - the facts it is checked against (every value, and the keys pages disagree
   on), as one canonical text;
 - the attributes the site's style sheets show with ``content: attr(…)``;
-- for a generated page, its declared heading and the charts drawn again from
-  the fresh run.
+- for a generated page, its declared heading, the charts and diagrams drawn
+  again from the fresh run, and the bytes of its golden list of shown values.
 
 The source regions its code excerpts show (``data-source``) are not known
 before the document is read, so the entry records the SHA-256 of each region
@@ -45,7 +45,7 @@ from .document import Facts, PageReport
 from .excerpts import RegionError, Sources
 
 KIND = "check"
-VERDICT_FORMAT = "site-builder check verdicts 2"
+VERDICT_FORMAT = "site-builder check verdicts 3"
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,8 @@ class Verdicts:
         shown_attributes: frozenset[str],
         heading: str | None = None,
         charts: Mapping[str, str] | None = None,
+        diagrams: Mapping[str, str] | None = None,
+        shown_list: bytes | None = None,
     ) -> str | None:
         """The key of one document's check; None when it cannot be told exactly (its facts are not plain values)."""
         facts_digest = self._facts_digest(facts)
@@ -118,6 +120,8 @@ class Verdicts:
 
             self._code = package_digest().hex()
         drawn = None if charts is None else _sha(json.dumps(sorted(charts.items())))
+        diagrams_drawn = None if diagrams is None else _sha(json.dumps(sorted(diagrams.items())))
+        listed = None if shown_list is None else hashlib.sha256(shown_list).hexdigest()
         parts = [
             VERDICT_FORMAT,
             self._code,
@@ -127,6 +131,8 @@ class Verdicts:
             sorted(shown_attributes),
             heading,
             drawn,
+            diagrams_drawn,
+            listed,
         ]
         return _sha(json.dumps(parts))
 
