@@ -66,8 +66,9 @@ ALLOWED: tuple[Allowed, ...] = (
     ),
     Allowed(
         "search result count",
-        re.compile(r"^1 (?:more on this page|matching document)$"),
-        "the theme's phrase for a search that found one result (its configuration's translations), not a value",
+        re.compile(r"^(?:1 (?:more on this page|matching document)|Найдено 1 совпадение|Ещё 1 на этой странице)$"),
+        "the theme's phrase for a search that found one result (its configuration's translations, in English and in "
+        "Russian), not a value",
     ),
 )
 
