@@ -38,6 +38,7 @@ from .trace.numbers import (
     format_real,
     format_sci,
     format_shape_brackets,
+    settled,
     short_form,
     standing_end,
     standing_median,
@@ -119,7 +120,7 @@ def _measured(value: Any) -> str:
     median, place = standing_median(m)
     if median != 0:
         return _decimal_text(median, place)
-    bound = uncertainty_up(float(Decimal(1).scaleb(place) / 2) + m.uncertainty)
+    bound = uncertainty_up(float(Decimal(1).scaleb(place) / 2) + settled(m).uncertainty)
     text = _decimal_text(bound, bound.adjusted())
     return f"below {text}" if standing_end(m.low, m)[0] >= 0 else f"between -{text} and {text}"
 
@@ -154,8 +155,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "bool": lambda v: _bool(v),
     "measured": lambda v: _minus(_measured(v)),
     "measured-range": lambda v: _minus(_measured_range(v)),
-    "measured-uncertainty": lambda v: _plus_minus(_measurement(v, "measured-uncertainty").uncertainty),
-    "measured-float-path": lambda v: _plus_minus(_measurement(v, "measured-float-path").float_path),
+    "measured-uncertainty": lambda v: _plus_minus(settled(_measurement(v, "measured-uncertainty")).uncertainty),
+    "measured-float-path": lambda v: _plus_minus(settled(_measurement(v, "measured-float-path")).float_path),
 }
 
 # The only formats that show a measured result: any other would show digits its uncertainty does not determine.

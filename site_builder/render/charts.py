@@ -387,14 +387,15 @@ def _clip_guide(
     return (lo, ty + slope * (lo - tx)), (hi, ty + slope * (hi - tx))
 
 
-def _band(book: _Book, s: Series, sx: _Scale, sy: _Scale) -> str:
-    """The polygon from every point's smallest seed, left to right, back along its largest seed."""
+def _band(book: _Book, s: Series, sx: _Scale, sy: _Scale, bottom: float) -> str:
+    """The polygon from every point's smallest seed, left to right, back along its largest seed; a smallest seed
+    below the axis (a loss whose standing digits round it to zero) is drawn at its ``bottom``."""
     ends: list[tuple[float, float, float]] = []
     for xk, yk in s.points:
         m = book.value(yk)
         if not isinstance(m, Measurement):
             raise ChartError(f"series {s.label!r} draws a band of the seeds, but {yk} is not a measured result")
-        ends.append((sx.data(book.number(xk)), sy.data(m.low), sy.data(m.high)))
+        ends.append((sx.data(book.number(xk)), sy.data(max(m.low, bottom)), sy.data(m.high)))
     outline = [(x, lo) for x, lo, _ in ends] + [(x, hi) for x, _, hi in reversed(ends)]
     points = " ".join(f"{_num(px)},{_num(py)}" for px, py in outline)
     return f'<polygon class="ev-band" points="{points}" style="fill:{STYLES[s.style].colour}"/>'
@@ -463,7 +464,7 @@ def line_chart(
         entries.append(_Entry(g.label, style))
     for s in series:
         if s.band:
-            body.append(_band(book, s, sx, sy))
+            body.append(_band(book, s, sx, sy, float(yt[0])))
     for s in series:
         style = STYLES[s.style]
         pts = []
@@ -474,6 +475,9 @@ def line_chart(
                     raise ChartError(f"series {s.label!r} is drawn on the zero row but {yk} is not zero")
                 assert zero is not None
                 py = zero
+            elif s.band and y.kind != "linear":
+                # A median no digit of which stands is written as zero (the page shows a bound): at the bottom.
+                py = sy.data(max(book.number(yk), float(yt[0])))
             else:
                 py = sy.data(book.number(yk))
             pts.append((px, py))

@@ -174,11 +174,36 @@ def scaled_text(value: Decimal, place: int) -> str:
     return f"{digits}e{place}"
 
 
+FLOAT_NOISE = 9  # a float path's move this many decades below the larger end is the nudge itself: written as 0
+
+
+def settled(m: Measurement) -> Measurement:
+    """The measurement as the trace writes it, so that a page shows the same from a run and from its trace.
+
+    A float-path move more than :data:`FLOAT_NOISE` decades below the larger of the smallest and the largest seed
+    (a loss at initialization that moved by 2e-16 on one machine and by nothing on another) is written as 0, so
+    both write the same text; it is far below every shown digit. Every value is then rounded to the digits that
+    stand.
+    """
+    ends = [_decimal(end) for end in (m.low, m.high)]
+    larger = max(abs(end) for end in ends)
+    float_path = m.float_path
+    if larger:
+        rounded = larger.quantize(Decimal(1).scaleb(_exponent(larger) - MEASURED_DIGITS + 1), ROUND_HALF_EVEN)
+        if _decimal(float_path) < Decimal(1).scaleb(_exponent(rounded) - FLOAT_NOISE):
+            float_path = 0.0
+    seeds, path = float(uncertainty_up(m.seeds)), float(uncertainty_up(float_path))
+    raised = Measurement(m.median, m.low, m.high, seeds, path)
+    low, high = (float(round_at(end, last_place(end, path))) for end in (m.low, m.high))
+    return Measurement(float(round_at(m.median, last_place(m.median, raised.uncertainty))), low, high, seeds, path)
+
+
 def measured_text(m: Measurement) -> str:
     """How a trace writes a measurement: ``MEDIAN[LOW,HIGH]~SEEDS~FLOAT``, each with only its standing digits.
 
-    ``28e-2[213e-3,35e-2]~3e-2~1e-4``: a median of 0.28 known to 0.03 + 0.0001, seeds from 0.213 to 0.35.
+    ``28e-2[213e-3,351e-3]~3e-2~2e-4``: a median of 0.28 known to 0.03 + 0.0002, seeds from 0.213 to 0.351.
     """
+    m = settled(m)
     median_place = last_place(m.median, m.uncertainty)
     parts = [scaled_text(round_at(m.median, median_place), median_place)]
     ends = []
@@ -194,11 +219,12 @@ def measured_text(m: Measurement) -> str:
 
 def standing_median(m: Measurement) -> tuple[Decimal, int]:
     """The median rounded to the digits that stand, and the place of its last digit."""
+    m = settled(m)
     place = last_place(m.median, m.uncertainty)
     return round_at(m.median, place), place
 
 
 def standing_end(value: float, m: Measurement) -> tuple[Decimal, int]:
     """The smallest or largest seed's value rounded to the digits the float path leaves standing."""
-    place = last_place(value, m.float_path)
+    place = last_place(value, settled(m).float_path)
     return round_at(value, place), place
