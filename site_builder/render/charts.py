@@ -83,7 +83,7 @@ _CSS = (
     ".ev-chart .ev-band{fill-opacity:0.14;stroke:none}"
     "@media (forced-colors: active){.ev-chart text{fill:CanvasText}"
     ".ev-chart .ev-line,.ev-chart .ev-guide,.ev-chart .ev-axis,.ev-chart .ev-grid,.ev-chart .ev-bar{stroke:CanvasText}"
-    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}}"
+    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}.ev-chart .ev-band{fill:CanvasText;fill-opacity:0.1}}"
 )
 
 
