@@ -219,7 +219,7 @@ def run(c: Constants = Constants()) -> Run:
         for (arm, depth), r in results.items()
     )
     sweeps = tuple(
-        Sweep(depth, arm, rate, r.losses[i][-1], i == r.chosen)
+        Sweep(depth, arm, rate, r.losses[i][-1], i == r.chosen, compare(r.losses[i][-1], r.losses[r.chosen][-1]))
         for (arm, depth), r in results.items()
         for i, rate in enumerate(RATES)
     )
@@ -255,4 +255,11 @@ def run(c: Constants = Constants()) -> Run:
         effects=effects,
         versus=versus,
     )
-    return Run(trace, {"DERIVED.points": len(data.labels), "DERIVED.budgets": BUDGETS})
+    at_edge = sum(r.chosen in (0, len(RATES) - 1) for r in results.values())
+    derived: dict[str, object] = {
+        "DERIVED.points": len(data.labels),
+        "DERIVED.budgets": BUDGETS,
+        "DERIVED.sweep.stacks": len(results),
+        "DERIVED.sweep.at-edge": at_edge,
+    }
+    return Run(trace, derived)

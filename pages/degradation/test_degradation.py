@@ -116,6 +116,7 @@ def test_each_arm_is_reported_at_the_rate_whose_median_final_loss_is_lowest():
             chosen = next(s for s in rows if s.chosen)
             assert chosen.loss.median == min(s.loss.median for s in rows)
             assert getattr(TRACE.curves[-1], column(arm, depth)) == chosen.loss  # the curves follow the chosen rate
+            assert [s.versus_chosen for s in rows] == [compare(s.loss, chosen.loss) for s in rows]
 
 
 def test_the_verdicts_are_the_comparisons_of_the_measured_losses():

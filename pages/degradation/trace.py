@@ -56,6 +56,7 @@ class Sweep:
     rate: Sci  # Adam's learning rate, default betas and eps
     loss: Measured  # after the last step
     chosen: Bool  # the rate whose median final loss is lowest for this arm and depth
+    versus_chosen: Order  # this rate's loss against the chosen rate's, beyond both uncertainties
 
 
 @record("CURVE", index="step")
