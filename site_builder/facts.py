@@ -38,10 +38,12 @@ from .trace.numbers import (
     format_real,
     format_sci,
     format_shape_brackets,
+    reach,
     settled,
     short_form,
     standing_end,
     standing_median,
+    stands,
     uncertainty_up,
 )
 
@@ -115,12 +117,12 @@ def _decimal_text(value: Decimal, place: int) -> str:
 
 
 def _measured(value: Any) -> str:
-    """The median with the digits its uncertainty leaves standing; a bound where none stands."""
+    """The median with the digits its uncertainty leaves standing; a bound where it may move by half its value."""
     m = _measurement(value, "measured")
     median, place = standing_median(m)
-    if median != 0:
+    if stands(m):
         return _decimal_text(median, place)
-    bound = uncertainty_up(float(Decimal(1).scaleb(place) / 2) + settled(m).uncertainty)
+    bound = uncertainty_up(float(abs(median)) + reach(m))
     text = _decimal_text(bound, bound.adjusted())
     return f"below {text}" if standing_end(m.low, m)[0] >= 0 else f"between -{text} and {text}"
 
@@ -183,7 +185,7 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "words": "a name read as words of a sentence, its hyphens as spaces (`does-not-hold`: does not hold)",
     "bool": "`true` / `false`, as the trace writes them",
     "measured": "a measured result (a `Measured` field): the median over the seeds with only the digits its "
-    "uncertainty leaves standing (`0.28`, `6.1 × 10⁻⁵`), or a bound (`below 0.04`) where none stands. Any other "
+    "uncertainty leaves standing (`0.3` for 0.28 known to 0.03, `6.1 × 10⁻⁵`), or a bound (`below 0.08`) where it may move by half its value or more. Any other "
     "format given a measured result is a build error",
     "measured-range": "a measured result's smallest and largest seed, each with the digits the float path leaves "
     "standing (`0.213 to 0.351`)",

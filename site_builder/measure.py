@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from .trace.numbers import Measurement, settled
+from .trace.numbers import Measurement, reach, settled
 
 MIN_SEEDS = 8  # the fewest seeds a compared arm is measured over
 COVERAGE = 0.9  # the least probability that the median's interval holds the median of the runs' distribution
@@ -73,15 +73,16 @@ def measure(values: np.ndarray, nudged: np.ndarray, *, what: str) -> Measurement
 
 
 def compare(a: Measurement, b: Measurement) -> Order:
-    """``a`` against ``b``: lower or higher only when their medians differ by more than both uncertainties.
+    """``a`` against ``b``: lower or higher only when their shown medians differ by more than both can move.
 
-    It compares them as the trace writes them (:func:`~site_builder.trace.numbers.settled`), so that a verdict
-    follows from the numbers a reader sees and reads back the same from the trace.
+    It compares them as the trace writes them (:func:`~site_builder.trace.numbers.settled`), each median as far
+    as half its last place and its uncertainty let it move (:func:`~site_builder.trace.numbers.reach`), so that a
+    verdict follows from the numbers a reader sees and reads back the same from the trace.
     """
-    a, b = settled(a), settled(b)
-    gap = a.uncertainty + b.uncertainty
-    if a.median + gap < b.median:
+    gap = reach(a) + reach(b)
+    a_median, b_median = settled(a).median, settled(b).median
+    if a_median + gap < b_median:
         return "lower"
-    if a.median - gap > b.median:
+    if a_median - gap > b_median:
         return "higher"
     return "indistinguishable"

@@ -395,7 +395,7 @@ def _band(book: _Book, s: Series, sx: _Scale, sy: _Scale, bottom: float) -> str:
         m = book.value(yk)
         if not isinstance(m, Measurement):
             raise ChartError(f"series {s.label!r} draws a band of the seeds, but {yk} is not a measured result")
-        ends.append((sx.data(book.number(xk)), sy.data(max(m.low, bottom)), sy.data(m.high)))
+        ends.append((sx.data(book.number(xk)), sy.data(max(m.low, bottom)), sy.data(max(m.high, bottom))))
     outline = [(x, lo) for x, lo, _ in ends] + [(x, hi) for x, _, hi in reversed(ends)]
     points = " ".join(f"{_num(px)},{_num(py)}" for px, py in outline)
     return f'<polygon class="ev-band" points="{points}" style="fill:{STYLES[s.style].colour}"/>'

@@ -148,15 +148,16 @@ def uncertainty_up(value: float) -> Decimal:
 def last_place(value: float, uncertainty: float) -> int:
     """The decimal exponent of the last digit of ``value`` that an ``uncertainty`` leaves standing.
 
-    It is the place of the uncertainty's one significant digit, rounded up, but never finer than
-    :data:`MEASURED_DIGITS` significant digits of the value (after rounding, so 0.9996 keeps ``1.00``).
+    It is the finest place whose unit exceeds the uncertainty rounded up to one digit (0.28 known to 0.03 keeps
+    ``0.3``: its last digit moves by less than one unit with other seeds or another float path), but never finer
+    than :data:`MEASURED_DIGITS` significant digits of the value (after rounding, so 0.9996 keeps ``1.00``).
     """
     u = uncertainty_up(uncertainty)
     d = _decimal(value)
     if d == 0:
-        return _exponent(u) if u else -MEASURED_DIGITS
+        return _exponent(u) + 1 if u else -MEASURED_DIGITS
     cap = _exponent(d) - MEASURED_DIGITS + 1
-    place = max(_exponent(u), cap) if u else cap
+    place = max(_exponent(u) + 1, cap) if u else cap
     rounded = d.quantize(Decimal(1).scaleb(place), rounding=ROUND_HALF_EVEN)
     return max(place, _exponent(rounded) - MEASURED_DIGITS + 1) if rounded else place
 
@@ -201,7 +202,7 @@ def settled(m: Measurement) -> Measurement:
 def measured_text(m: Measurement) -> str:
     """How a trace writes a measurement: ``MEDIAN[LOW,HIGH]~SEEDS~FLOAT``, each with only its standing digits.
 
-    ``28e-2[213e-3,351e-3]~3e-2~2e-4``: a median of 0.28 known to 0.03 + 0.0002, seeds from 0.213 to 0.351.
+    ``3e-1[213e-3,35e-2]~3e-2~2e-4``: a median of 0.28 known to 0.03 + 0.0002 (so 0.3), seeds from 0.213 to 0.35.
     """
     m = settled(m)
     median_place = last_place(m.median, m.uncertainty)
@@ -222,6 +223,20 @@ def standing_median(m: Measurement) -> tuple[Decimal, int]:
     m = settled(m)
     place = last_place(m.median, m.uncertainty)
     return round_at(m.median, place), place
+
+
+def reach(m: Measurement) -> float:
+    """How far the median may lie from its shown value: half its last place, plus its uncertainty."""
+    m = settled(m)
+    place = last_place(m.median, m.uncertainty)
+    return float(Decimal(1).scaleb(place) / 2 + Decimal(repr(m.uncertainty)))
+
+
+def stands(m: Measurement) -> bool:
+    """Whether the median is shown as a number: it moves by less than half its shown value (half its last place
+    plus its uncertainty), so its leading digit stands; otherwise a page shows a bound."""
+    median, _ = standing_median(m)
+    return median != 0 and 2 * reach(m) < abs(float(median))
 
 
 def standing_end(value: float, m: Measurement) -> tuple[Decimal, int]:
