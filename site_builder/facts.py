@@ -28,10 +28,24 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from html import escape
 from typing import Any
 
-from .trace.numbers import format_bool, format_real, format_sci, format_shape_brackets, short_form
+from .trace.numbers import (
+    Measurement,
+    format_bool,
+    format_real,
+    format_sci,
+    format_shape_brackets,
+    reach,
+    settled,
+    short_form,
+    standing_end,
+    standing_median,
+    stands,
+    uncertainty_up,
+)
 
 MINUS = "\u2212"
 
@@ -87,6 +101,44 @@ def _bool(value: Any) -> str:
     return format_bool(value)
 
 
+def _measurement(value: Any, fmt: str) -> Measurement:
+    if not isinstance(value, Measurement):
+        raise TypeError(f"format {fmt!r} shows a measured result (a field of kind Measured), got {value!r}")
+    return value
+
+
+def _decimal_text(value: Decimal, place: int) -> str:
+    """A value that is a multiple of ``10**place``, every digit of it standing: ``0.28``, ``120``, ``6.1 × 10⁻⁵``."""
+    if value == 0 or value.adjusted() >= -3:
+        return format(value, "f")
+    exponent = value.adjusted()
+    mantissa = format(value.scaleb(-exponent), "f")
+    return f"{mantissa} \u00d7 10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def _measured(value: Any) -> str:
+    """The median with the digits its uncertainty leaves standing; a bound where it may move by half its value."""
+    m = _measurement(value, "measured")
+    median, place = standing_median(m)
+    if stands(m):
+        return _decimal_text(median, place)
+    bound = uncertainty_up(float(abs(median)) + reach(m))
+    text = _decimal_text(bound, bound.adjusted())
+    return f"below {text}" if standing_end(m.low, m)[0] >= 0 else f"between -{text} and {text}"
+
+
+def _measured_range(value: Any) -> str:
+    """The smallest and the largest seed's value, each with the digits the float path leaves standing."""
+    m = _measurement(value, "measured-range")
+    low, high = (_decimal_text(*standing_end(end, m)) for end in (m.low, m.high))
+    return f"{low} to {high}"
+
+
+def _plus_minus(uncertainty: float) -> str:
+    up = uncertainty_up(uncertainty)
+    return "\u00b10" if up == 0 else "\u00b1" + _decimal_text(up, up.adjusted())
+
+
 FORMATS: dict[str, Callable[[Any], str]] = {
     "six": lambda v: _minus(format_real(v)),
     "short": lambda v: _minus(short_form(v)),
@@ -103,7 +155,14 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "name": lambda v: _name(v),
     "words": lambda v: _name(v).replace("-", " "),
     "bool": lambda v: _bool(v),
+    "measured": lambda v: _minus(_measured(v)),
+    "measured-range": lambda v: _minus(_measured_range(v)),
+    "measured-uncertainty": lambda v: _plus_minus(settled(_measurement(v, "measured-uncertainty")).uncertainty),
+    "measured-float-path": lambda v: _plus_minus(settled(_measurement(v, "measured-float-path")).float_path),
 }
+
+# The only formats that show a measured result: any other would show digits its uncertainty does not determine.
+MEASURED_FORMATS = frozenset(("measured", "measured-range", "measured-uncertainty", "measured-float-path"))
 
 WORDS_FORMAT = "bool:YES|NO"  # a boolean as one of two words: any format bool:WORD|WORD
 
@@ -125,6 +184,15 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "name": "a name, as the trace writes it",
     "words": "a name read as words of a sentence, its hyphens as spaces (`does-not-hold`: does not hold)",
     "bool": "`true` / `false`, as the trace writes them",
+    "measured": "a measured result (a `Measured` field): the median over the seeds with only the digits its "
+    "uncertainty leaves standing (`0.3` for 0.28 known to 0.03, `6.1 × 10⁻⁵`), or a bound (`below 0.08`) where it may move by half its value or more. Any other "
+    "format given a measured result is a build error",
+    "measured-range": "a measured result's smallest and largest seed, each with the digits the float path leaves "
+    "standing (`0.213 to 0.351`)",
+    "measured-uncertainty": "a measured median's uncertainty, seeds and float path together, rounded up to one "
+    "digit (`±0.03`)",
+    "measured-float-path": "how far a measured result moved when its float path changed, rounded up to one digit "
+    "(`±0.0002`)",
     WORDS_FORMAT: "a boolean as one of two words of a sentence (`bool:accepted|refused`)",
 }
 
@@ -137,6 +205,18 @@ class UnknownFact(KeyError):
         hint = f"; keys of that record: {', '.join(near)}" if near else ""
         super().__init__(f"unknown fact {key!r}{hint}")
         self.key = key
+
+
+class TooManyDigits(ValueError):
+    """A measured result asked for in a format that would show digits its uncertainty does not determine."""
+
+    def __init__(self, key: str, fmt: str):
+        super().__init__(
+            f"{key} is a measured result: format {fmt!r} would show digits its seeds and float path do not "
+            f"determine; show it with one of {', '.join(sorted(MEASURED_FORMATS))}"
+        )
+        self.key = key
+        self.fmt = fmt
 
 
 class UnknownFormat(KeyError):
@@ -202,6 +282,8 @@ class FactBook:
         if show is None:
             raise UnknownFormat(fmt)
         value = self.value(key)
+        if isinstance(value, Measurement) and fmt not in MEASURED_FORMATS:
+            raise TooManyDigits(key, fmt)
         assert self.used is not None
         self.used.add(key)
         return show(value)

@@ -251,7 +251,7 @@ class Optimizer:
         self,
         params: Mapping[str, Tensor] | Iterable[Tensor],
         *,
-        lr: float,
+        lr: float | np.ndarray,
         weight_decay: float,
         no_decay: Iterable[str],
     ) -> None:
@@ -262,11 +262,14 @@ class Optimizer:
         unknown = sorted(excluded - set(self.params))
         if unknown:
             raise ParameterError(f"no_decay names {unknown}, which are not among the parameters {sorted(self.params)}")
-        if not (math.isfinite(lr) and lr > 0.0):
-            raise ParameterError(f"lr must be a finite number > 0, got {lr!r}")
+        rates = np.asarray(lr, dtype=np.float64)
+        if not (np.all(np.isfinite(rates)) and np.all(rates > 0.0)) or rates.size == 0:
+            raise ParameterError(f"lr must be a finite number > 0 (or an array of them), got {lr!r}")
         if not (math.isfinite(weight_decay) and weight_decay >= 0.0):
             raise ParameterError(f"weight_decay must be a finite number >= 0, got {weight_decay!r}")
-        self.lr = float(lr)
+        # A float, or an array that broadcasts against every parameter: models side by side, each at its own
+        # rate (``[M, 1, 1]`` for parameters ``[M, ...]`` of rank three).
+        self.lr: float | np.ndarray = float(lr) if rates.ndim == 0 else rates
         self.weight_decay = float(weight_decay)
         self.no_decay = excluded
 
@@ -295,7 +298,7 @@ class SGD(Optimizer):
         self,
         params: Mapping[str, Tensor] | Iterable[Tensor],
         *,
-        lr: float,
+        lr: float | np.ndarray,
         momentum: float = 0.0,
         weight_decay: float = 0.0,
         no_decay: Iterable[str] = (),
@@ -344,7 +347,7 @@ class Adam(Optimizer):
         self,
         params: Mapping[str, Tensor] | Iterable[Tensor],
         *,
-        lr: float,
+        lr: float | np.ndarray,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,

@@ -21,6 +21,7 @@ the same seed gives the same loss bits in any process.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .autograd import Tensor, parameter, tensor
+from .measure import measure, nudge
 from .nn import Optimizer, log_softmax
 from .run import FixtureError
+from .trace.numbers import Measurement
 from .training_trace import TaskRecord
 
 
@@ -141,6 +144,25 @@ def block_draws(seed: int, *, width: int, blocks: int) -> BlockDraws:
     return BlockDraws(ends, tuple(first), tuple(second))
 
 
+def with_twins(draws: Sequence[BlockDraws]) -> list[BlockDraws]:
+    """Every seed's draws, then the same draws again with the embedding's first weight one ulp larger: trained
+    side by side, each seed's twin shows how far its result moves when its float path changes."""
+    twins = [dataclasses.replace(d, ends=dataclasses.replace(d.ends, embed=nudge(d.ends.embed))) for d in draws]
+    return [*draws, *twins]
+
+
+def measured(values: np.ndarray, *, what: str) -> Measurement:
+    """One arm's result from its models side by side as :func:`with_twins` ordered them: seeds, then twins."""
+    runs = np.asarray(values, dtype=np.float64)
+    half = len(runs) // 2
+    return measure(runs[:half], runs[half:], what=what)
+
+
+def rates_side_by_side(rates: Sequence[float], models: int) -> np.ndarray:
+    """A learning rate per model for ``len(rates) * models`` models side by side, rate by rate: ``[R*M, 1, 1]``."""
+    return np.repeat(np.asarray(rates, dtype=np.float64), models)[:, None, None]
+
+
 def side_by_side(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """One array per model stacked along a new leading axis: ``[M, ...]``."""
     return np.stack([np.asarray(a, dtype=np.float64) for a in arrays])
@@ -202,16 +224,29 @@ class History:
 
 
 # region: train
-def train(model_losses: Callable[[], Tensor], optimizer: Optimizer, *, steps: int, every: int, fixture: str) -> History:
+def train(
+    model_losses: Callable[[], Tensor],
+    optimizer: Optimizer,
+    *,
+    steps: int,
+    every: int,
+    fixture: str,
+    warmup: int = 0,
+) -> History:
     """Full-batch training: ``steps`` updates of ``optimizer`` on the summed losses of the models side by side.
 
     ``model_losses()`` runs the forward pass and returns each model's loss
     (``[M]``). The loss of step ``s`` is recorded from the forward pass that
     also gives that step's gradient, every ``every`` steps and after the last
-    update, so recording costs one extra forward pass in all.
+    update, so recording costs one extra forward pass in all. With ``warmup``,
+    update ``s`` (from 0) uses the rate times ``min(1, (s + 1) / warmup)``: a
+    linear warm-up to the optimizer's rate.
     """
     if steps < 1 or every < 1 or steps % every:
         raise ValueError(f"steps ({steps}) must be a positive multiple of every ({every})")
+    if warmup < 0:
+        raise ValueError(f"warmup ({warmup}) is a number of steps, at least 0")
+    rate = optimizer.lr
     recorded: list[int] = []
     rows: list[np.ndarray] = []
     for step in range(steps + 1):
@@ -227,7 +262,10 @@ def train(model_losses: Callable[[], Tensor], optimizer: Optimizer, *, steps: in
             break
         optimizer.zero_grad()
         losses.sum().backward()
+        if warmup:
+            optimizer.lr = rate * min(1.0, (step + 1) / warmup)
         optimizer.step()
+    optimizer.lr = rate
     return History(tuple(recorded), np.array(rows))
 
 

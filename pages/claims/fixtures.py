@@ -385,7 +385,8 @@ def residual_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
 
 
 def trained_residual_stack(t: Trained, data: Dataset) -> dict[str, np.ndarray]:
-    """The degradation page's residual stack of ``landscape_depth`` blocks for one seed, trained the same way."""
+    """A residual stack of ``landscape_depth`` blocks for one seed, its branches scaled as the degradation page's
+    scaled residual stacks are."""
     rng = np.random.default_rng(t.landscape_seed)
     ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
     start = {

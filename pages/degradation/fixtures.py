@@ -1,9 +1,17 @@
-"""Degradation, trained: plain and residual ReLU stacks of several depths on two interleaved spirals.
+"""Degradation, trained: plain and residual ReLU stacks of two depths on two interleaved spirals.
 
-Every stack of a seed starts from the same draws: the residual stack differs
-from the plain one only by its identity path and by a smaller second layer in
-each block, so that its stream does not double at every block. All stacks
-train full-batch with the same optimizer, learning rate and number of steps.
+Four arms, every one from the same draws of a seed:
+
+- ``plain``: each block replaces the stream, ``h <- F(h)``, with He's scale;
+- ``normalized-plain``: the same, with the block's output normalized, ``h <- LN(F(h))`` (no learned gain), so that
+  its signal keeps its size at any depth, as He et al.'s plain networks kept theirs with batch normalization;
+- ``residual``: each block adds to the stream, ``h <- h + F(h)``, with He's scale: the identity path alone;
+- ``scaled-residual``: the same with every block's second layer divided by ``sqrt(2 L)``, as GPT-2 scales its
+  residual layers: the identity path and the branch scale.
+
+Each arm at each depth trains at every learning rate of a small sweep, all side by side with every seed and
+every seed's twin (one initial weight one ulp larger, ``tasks.with_twins``); the page reports each arm at the
+rate whose median final loss is lowest, and every rate in a table.
 """
 
 from __future__ import annotations
@@ -15,35 +23,42 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter
-from site_builder.nn import Adam, residual_add
+from site_builder.measure import compare
+from site_builder.nn import Adam, layer_norm, residual_add
 from site_builder.run import Run, check_constants
 from site_builder.tasks import (
     SPIRALS,
     BlockDraws,
     Dataset,
     Ends,
-    History,
     SpiralTask,
     block_draws,
     cross_entropy_per_model,
+    measured,
+    rates_side_by_side,
     side_by_side,
     train,
+    with_twins,
 )
+from site_builder.trace.numbers import Measurement
 
 from .trace import (
+    ARMS,
+    BUDGETS,
     COLUMNS,
     DEPTHS,
     EVERY,
-    KINDS,
+    RATES,
     RECORDED,
     SEEDS,
     STEPS,
     Curve,
     DepthEffect,
-    Final,
     Setup,
     Start,
+    Sweep,
     Trace,
+    Versus,
     column,
 )
 
@@ -54,12 +69,11 @@ FIXTURE = "degradation"
 class Constants:
     task: SpiralTask = SPIRALS
     width: int = 16
-    learning_rate: float = 3e-3
-    degrade_factor: float = 10.0
+    eps: float = 1e-5  # added to the variance of normalized-plain's normalization
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        check_constants(FIXTURE, self, "learning_rate", "degrade_factor")
+        check_constants(FIXTURE, self, "eps")
 
 
 def seed_draws(c: Constants, seed: int) -> BlockDraws:
@@ -67,55 +81,78 @@ def seed_draws(c: Constants, seed: int) -> BlockDraws:
     return block_draws(seed, width=c.width, blocks=max(DEPTHS))
 
 
-def branch_scale(kind: str, depth: int) -> float:
-    """The residual stack's second layers are divided by sqrt(2 * depth), as GPT-2 scales its residual layers:
-    the stream's mean square then grows by about 1/(2 depth) per block instead of doubling. The plain stack
-    keeps He's scale, which keeps its signal's mean square from block to block."""
-    return 1.0 / math.sqrt(2.0 * depth) if kind == "residual" else 1.0
+def branch_scale(arm: str, depth: int) -> float:
+    """``scaled-residual`` divides its second layers by sqrt(2 * depth), as GPT-2 scales its residual layers: the
+    stream's mean square then grows by about 1/(2 depth) per block instead of doubling. The other arms keep He's
+    scale, which keeps a plain block's signal's mean square on average over the draws."""
+    return 1.0 / math.sqrt(2.0 * depth) if arm == "scaled-residual" else 1.0
+
+
+Blocks = list[tuple[Tensor, Tensor]]
 
 
 # region: stacks
-def plain_stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]]) -> Tensor:
+def branch(h: Tensor, first: Tensor, second: Tensor) -> Tensor:
+    return (h @ first).relu() @ second
+
+
+def plain_stack(h: Tensor, blocks: Blocks, norm: Callable[[Tensor], Tensor]) -> Tensor:
     for first, second in blocks:
-        h = (h @ first).relu() @ second  # each block replaces the stream
+        h = branch(h, first, second)  # each block replaces the stream
     return h
 
 
-def residual_stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]]) -> Tensor:
+def normalized_plain_stack(h: Tensor, blocks: Blocks, norm: Callable[[Tensor], Tensor]) -> Tensor:
     for first, second in blocks:
-        h = residual_add(h, (h @ first).relu() @ second)  # each block adds to the stream
+        h = norm(branch(h, first, second))  # ... and its output is normalized
+    return h
+
+
+def residual_stack(h: Tensor, blocks: Blocks, norm: Callable[[Tensor], Tensor]) -> Tensor:
+    for first, second in blocks:
+        h = residual_add(h, branch(h, first, second))  # each block adds to the stream
     return h
 
 
 # endregion: stacks
 
 
-Stack = Callable[[Tensor, list[tuple[Tensor, Tensor]]], Tensor]  # the stream in, its blocks -> the stream out
-STACKS: dict[str, Stack] = {"plain": plain_stack, "residual": residual_stack}
+Stack = Callable[[Tensor, Blocks, Callable[[Tensor], Tensor]], Tensor]
+STACKS: dict[str, Stack] = {
+    "plain": plain_stack,
+    "normalized-plain": normalized_plain_stack,
+    "residual": residual_stack,
+    "scaled-residual": residual_stack,
+}
 
 
 @dataclass
 class Models:
-    """Every seed's stack of one kind and depth, side by side."""
+    """Every model of one arm and depth side by side: every rate, and at each rate every seed, then its twin."""
 
     ends: Ends
-    blocks: list[tuple[Tensor, Tensor]]
+    blocks: Blocks
     stack: Stack
+    eps: float
+
+    def norm(self, h: Tensor) -> Tensor:
+        width = h.shape[-1]
+        return layer_norm(h, np.ones(width), np.zeros(width), self.eps)
 
     def parameters(self) -> list[Tensor]:
         return [*self.ends.parameters(), *(w for pair in self.blocks for w in pair)]
 
     def stream(self, data: Dataset) -> tuple[Tensor, Tensor]:
         bottom = self.ends.embed(data.inputs)
-        return bottom, self.stack(bottom, self.blocks)
+        return bottom, self.stack(bottom, self.blocks, self.norm)
 
     def losses(self, data: Dataset) -> Tensor:
         return cross_entropy_per_model(self.ends.logits(self.stream(data)[1]), data.labels)
 
 
-def build(draws: list[BlockDraws], kind: str, depth: int) -> Models:
-    scale = branch_scale(kind, depth)
-    name = f"{kind}.{depth}"
+def build(c: Constants, draws: list[BlockDraws], arm: str, depth: int) -> Models:
+    scale = branch_scale(arm, depth)
+    name = f"{arm}.{depth}"
     blocks = [
         (
             parameter(side_by_side([d.first[l] for d in draws]), name=f"{name}.block.{l}.first"),
@@ -123,7 +160,12 @@ def build(draws: list[BlockDraws], kind: str, depth: int) -> Models:
         )
         for l in range(depth)
     ]
-    return Models(Ends([d.ends for d in draws], name=name), blocks, STACKS[kind])
+    return Models(Ends([d.ends for d in draws], name=name), blocks, STACKS[arm], c.eps)
+
+
+def parameter_count(models: Models) -> int:
+    """The weights and biases of one model (the size of every parameter without its leading models axis)."""
+    return sum(int(np.prod(p.shape[1:])) for p in models.parameters())
 
 
 def rms(x: np.ndarray) -> np.ndarray:
@@ -131,17 +173,37 @@ def rms(x: np.ndarray) -> np.ndarray:
     return np.sqrt(np.mean(x * x, axis=(1, 2)))
 
 
+@dataclass(frozen=True)
+class ArmResult:
+    """One arm at one depth: the stream's growth and the loss at initialization, and the losses of every rate at
+    every recorded step, ``[rates, steps]`` of measured results."""
+
+    parameters: int
+    growth: Measurement
+    start: Measurement
+    losses: tuple[tuple[Measurement, ...], ...]
+
+    @property
+    def chosen(self) -> int:
+        """The rate whose median final loss is lowest."""
+        return min(range(len(RATES)), key=lambda r: self.losses[r][-1].median)
+
+
 # region: train-one
-def train_stacks(
-    c: Constants, data: Dataset, draws: list[BlockDraws], kind: str, depth: int
-) -> tuple[np.ndarray, History]:
-    """Every seed's stack side by side; the stream's growth at initialization, then the training history."""
-    models = build(draws, kind, depth)
+def train_arm(c: Constants, data: Dataset, draws: list[BlockDraws], arm: str, depth: int) -> ArmResult:
+    """Every rate of the sweep, every seed and every twin of one arm and depth, side by side in one run."""
+    per_rate = len(draws)
+    models = build(c, draws * len(RATES), arm, depth)
     bottom, top = models.stream(data)
     growth = rms(top.data) / rms(bottom.data)
-    optimizer = Adam(models.parameters(), lr=c.learning_rate)
+    optimizer = Adam(models.parameters(), lr=rates_side_by_side(RATES, per_rate))
     history = train(lambda: models.losses(data), optimizer, steps=STEPS, every=EVERY, fixture=FIXTURE)
-    return growth, history
+    what = f"{arm} at {depth} blocks"
+    losses = tuple(
+        tuple(measured(row[r * per_rate : (r + 1) * per_rate], what=what) for row in history.losses)
+        for r in range(len(RATES))
+    )
+    return ArmResult(parameter_count(models), measured(growth[:per_rate], what=what), losses[0][0], losses)
 
 
 # endregion: train-one
@@ -150,41 +212,54 @@ def train_stacks(
 def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
-    draws = [seed_draws(c, s) for s in SEEDS]
-    starts, mean_curves, finals = [], {}, {}
-    for depth in DEPTHS:
-        for kind in KINDS:
-            growth, history = train_stacks(c, data, draws, kind, depth)
-            mean = history.losses.mean(axis=1)
-            starts.append(Start(depth, kind, branch_scale(kind, depth), float(growth.mean()), float(mean[0])))
-            mean_curves[column(kind, depth)] = mean
-            finals[column(kind, depth)] = history.final
+    draws = with_twins([seed_draws(c, s) for s in SEEDS])
+    results = {(arm, depth): train_arm(c, data, draws, arm, depth) for depth in DEPTHS for arm in ARMS}
+    starts = tuple(
+        Start(depth, arm, branch_scale(arm, depth), r.parameters, r.growth, r.start)
+        for (arm, depth), r in results.items()
+    )
+    sweeps = tuple(
+        Sweep(depth, arm, rate, r.losses[i][-1], i == r.chosen, compare(r.losses[i][-1], r.losses[r.chosen][-1]))
+        for (arm, depth), r in results.items()
+        for i, rate in enumerate(RATES)
+    )
+
+    def at(arm: str, depth: int, step: int) -> Measurement:
+        r = results[(arm, depth)]
+        return r.losses[r.chosen][RECORDED.index(step)]
+
     curves = tuple(
-        Curve(step, **{name: float(mean_curves[name][i]) for name in COLUMNS}) for i, step in enumerate(RECORDED)
+        Curve(step, **{column(arm, depth): at(arm, depth, step) for arm in ARMS for depth in DEPTHS})
+        for step in RECORDED
     )
-    final_rows = tuple(
-        Final(seed, **{name: float(finals[name][i]) for name in COLUMNS}) for i, seed in enumerate(SEEDS)
+    assert set(COLUMNS) == {column(a, d) for a in ARMS for d in DEPTHS}
+    shallow, deep = DEPTHS[0], DEPTHS[-1]
+    effects = tuple(
+        DepthEffect(arm, budget, compare(at(arm, deep, budget), at(arm, shallow, budget)))
+        for arm in ARMS
+        for budget in BUDGETS
     )
-    mean_final = {name: float(mean_curves[name][-1]) for name in COLUMNS}
-    effects = []
-    for kind in KINDS:
-        shallow, deep = mean_final[column(kind, DEPTHS[0])], mean_final[column(kind, DEPTHS[-1])]
-        effects.append(DepthEffect(kind, shallow, deep, deep / shallow, deep / shallow > c.degrade_factor))
+    versus = tuple(
+        Versus(depth, arm, budget, compare(at(arm, depth, budget), at("plain", depth, budget)))
+        for depth in DEPTHS
+        for arm in ARMS
+        if arm != "plain"
+        for budget in BUDGETS
+    )
     trace = Trace(
         task=c.task.record(),
-        setup=Setup(c.width, c.learning_rate, STEPS, EVERY, len(SEEDS), c.degrade_factor),
-        starts=tuple(starts),
+        setup=Setup(c.width, STEPS, EVERY, len(SEEDS), len(RATES)),
+        starts=starts,
+        sweeps=sweeps,
         curves=curves,
-        finals=final_rows,
-        effects=tuple(effects),
+        effects=effects,
+        versus=versus,
     )
-    start_losses = [s.loss for s in starts]
+    at_edge = sum(r.chosen in (0, len(RATES) - 1) for r in results.values())
     derived: dict[str, object] = {
         "DERIVED.points": len(data.labels),
-        "DERIVED.start-loss-min": min(start_losses),
-        "DERIVED.start-loss-max": max(start_losses),
+        "DERIVED.budgets": BUDGETS,
+        "DERIVED.sweep.stacks": len(results),
+        "DERIVED.sweep.at-edge": at_edge,
     }
-    for depth in DEPTHS:
-        plain, residual = mean_final[column("plain", depth)], mean_final[column("residual", depth)]
-        derived[f"DERIVED.depth-{depth}.plain-over-residual"] = plain / residual
     return Run(trace, derived)

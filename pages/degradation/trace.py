@@ -1,75 +1,114 @@
-"""Trace format ``degradation-v1``: plain and residual stacks of several depths, trained on two spirals.
+"""Trace format ``degradation-v2``: plain and residual stacks of two depths, trained on two spirals, each arm at
+its own best learning rate.
 
-Losses span many orders of magnitude, so they are written in ``%.6e``. A CURVE
-line holds the mean loss over the seeds of every stack at one step, a FINAL line
-one seed's final loss of every stack; START values are means over the seeds.
+Every loss is a measured result (``Measured``): the median over the seeds, the smallest and the largest seed,
+and the uncertainties of the seeds and of the float path, written with only the digits they leave standing.
+SWEEP lines hold every arm's loss at every rate tried; CURVE lines the loss of every arm at its chosen rate at
+each recorded step; ORDER lines the comparisons the page's sentences are chosen by.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
-from site_builder.trace import Bool, Int, Real, Sci, choice, lines, record, trace_format
-from site_builder.training_trace import TaskRecord, loss_records
+from site_builder.trace import Bool, Int, Measured, Real, Sci, choice, lines, record, trace_format
+from site_builder.training_trace import TaskRecord
 
-DEPTHS = (2, 8, 32)
-KINDS = ("plain", "residual")
-SEEDS = (1, 2, 3)
-STEPS = 300
-EVERY = 25
+DEPTHS = (2, 12)
+ARMS = ("plain", "normalized-plain", "residual", "scaled-residual")
+RATES = (1e-3, 3e-3, 1e-2)
+SEEDS = tuple(range(1, 9))
+STEPS = 160
+BUDGETS = (80, 160)  # the step budgets a result is reported at; the last is STEPS
+EVERY = 20
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
+ORDERS = ("lower", "higher", "indistinguishable")
 
-Kind = Annotated[str, choice(*KINDS)]
+Arm = Annotated[str, choice(*ARMS)]
+Order = Annotated[str, choice(*ORDERS)]
 
 
 @record("SETUP")
 class Setup:
     width: Int
-    learning_rate: Real  # Adam, default betas and eps
     steps: Int
     every: Int
-    seeds: Int
-    degrade_factor: Real  # a stack degrades when its deepest mean final loss exceeds its shallowest's this many times
+    seeds: Int  # each trained once as drawn and once with one initial weight nudged by one ulp
+    rates: Int  # the learning rates of the sweep, every arm at every depth
 
 
-@record("START", index=("depth", "kind"))
+@record("START", index=("depth", "arm"))
 class Start:
-    """At initialization, mean over the seeds."""
+    """At initialization."""
 
     depth: Int
-    kind: Kind
+    arm: Arm
     branch_scale: Real  # the factor on every block's second layer on top of He's
-    stream_ratio: Real  # rms of the stream after the last block / rms after the embedding
-    loss: Sci
+    parameters: Int  # weights and biases of one model
+    stream_ratio: Measured  # rms of the stream after the last block / rms after the embedding
+    loss: Measured
 
 
-def column(kind: str, depth: int) -> str:
-    """The field of a CURVE or FINAL record that holds one stack's loss: ``plain_32`` (``plain-32`` in the text)."""
-    return f"{kind}_{depth}"
+@record("SWEEP", index=("depth", "arm", "rate"))
+class Sweep:
+    depth: Int
+    arm: Arm
+    rate: Sci  # Adam's learning rate, default betas and eps
+    loss: Measured  # after the last step
+    chosen: Bool  # the rate whose median final loss is lowest for this arm and depth
+    versus_chosen: Order  # this rate's loss against the chosen rate's, beyond both uncertainties
 
 
-COLUMNS = tuple(column(k, d) for d in DEPTHS for k in KINDS)  # plain_2, residual_2, ..., residual_32
-if TYPE_CHECKING:  # the loss fields are named at run time: a type checker sees a line's index and its losses
-    from site_builder.training_trace import CurveLine as Curve
-    from site_builder.training_trace import FinalLine as Final
-else:
-    Curve, Final = loss_records(COLUMNS, per="stack", module=__name__)
+@record("CURVE", index="step")
+class Curve:
+    """Every arm's training loss at its chosen rate at one recorded step; fields named ``ARM-DEPTH``."""
+
+    step: Int
+    plain_2: Measured
+    normalized_plain_2: Measured
+    residual_2: Measured
+    scaled_residual_2: Measured
+    plain_12: Measured
+    normalized_plain_12: Measured
+    residual_12: Measured
+    scaled_residual_12: Measured
 
 
-@record("DEPTH-EFFECT", index="kind")
+def column(arm: str, depth: int) -> str:
+    """The attribute of a CURVE record that holds one arm's loss: ``normalized_plain_12`` (``normalized-plain-12`` in the text)."""
+    return f"{arm.replace('-', '_')}_{depth}"
+
+
+COLUMNS = tuple(column(a, d) for d in DEPTHS for a in ARMS)
+
+
+@record("DEPTH-EFFECT", index=("arm", "budget"))
 class DepthEffect:
-    kind: Kind
-    shallow: Sci  # mean final loss at the shallowest depth
-    deep: Sci  # ... at the deepest
-    ratio: Sci  # deep / shallow
-    degrades: Bool  # ratio > SETUP.degrade-factor
+    """The deeper stack's loss against the shallower one's, at one step budget."""
+
+    arm: Arm
+    budget: Int
+    deep: Order  # lower / higher / indistinguishable than the shallow stack's, beyond both uncertainties
 
 
-@trace_format("degradation-v1")
+@record("VERSUS", index=("depth", "arm", "budget"))
+class Versus:
+    """An arm's loss against the unnormalized plain stack's at the same depth and step budget."""
+
+    depth: Int
+    arm: Arm
+    budget: Int
+    order: Order
+
+
+@trace_format("degradation-v2")
 class Trace:
     task: TaskRecord
     setup: Setup
-    starts: tuple[Start, ...] = lines({"depth": d, "kind": k} for d in DEPTHS for k in KINDS)
+    starts: tuple[Start, ...] = lines({"depth": d, "arm": a} for d in DEPTHS for a in ARMS)
+    sweeps: tuple[Sweep, ...] = lines({"depth": d, "arm": a, "rate": r} for d in DEPTHS for a in ARMS for r in RATES)
     curves: tuple[Curve, ...] = lines(step=RECORDED)
-    finals: tuple[Final, ...] = lines(seed=SEEDS)
-    effects: tuple[DepthEffect, ...] = lines(kind=KINDS)
+    effects: tuple[DepthEffect, ...] = lines({"arm": a, "budget": b} for a in ARMS for b in BUDGETS)
+    versus: tuple[Versus, ...] = lines(
+        {"depth": d, "arm": a, "budget": b} for d in DEPTHS for a in ARMS if a != "plain" for b in BUDGETS
+    )

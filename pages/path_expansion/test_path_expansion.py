@@ -45,7 +45,7 @@ def test_three_jacobians_agree_with_a_finite_difference_twin():
     j = TRACE.jacobian
     for values in (j.product, j.path_sum, j.autograd):
         np.testing.assert_allclose(np.array(values).reshape(WIDTH, WIDTH), numeric, atol=1e-6)
-    assert j.paths == 2**BLOCKS and 0 <= j.max_difference < 1e-12
+    assert j.paths == 2**BLOCKS and j.agree and 0 < j.rounding_bound < 1e-12
 
 
 def test_the_recorded_matrix_is_the_transpose_of_the_chapter_convention_jacobian():
@@ -124,7 +124,7 @@ G = Golden(GOLDEN)
 CASES = [
     G.value_case("block out of order", 4, "block=2", "block=3", "expected block=2"),
     G.value_case("length out of order", 8, "length=0", "length=1", "expected length=0"),
-    G.value_case("max difference in fixed notation", 7, "max-difference=", "max-difference=0.000000 x=", "scientific"),
+    G.value_case("rounding bound in fixed notation", 7, "rounding-bound=", "rounding-bound=0.000000 x=", "scientific"),
     G.value_case("five decimals short", 2, "scale=0.500000", "scale=0.5", "six decimals"),
     G.value_case("leading zero count", 8, "count=1", "count=01", "integer"),
 ]

@@ -8,7 +8,7 @@ the order a row vector meets them.
 
 from __future__ import annotations
 
-from site_builder.trace import Int, Real, Sci, Vector, lines, record, trace_format
+from site_builder.trace import Bool, Int, Real, Sci, Vector, lines, record, trace_format
 
 BLOCKS = 4  # L
 WIDTH = 2
@@ -34,7 +34,8 @@ class Jacobian:
     path_sum: Vector  # J^T again: the sum over all subsets of blocks of the product of their W_l in block order
     autograd: Vector  # J^T again: one backward pass per output coordinate through the engine, each a column
     paths: Int  # terms in the path sum
-    max_difference: Sci  # largest |a - b| between any two of the three
+    rounding_bound: Sci  # the most float64 rounding can move an entry: the three agree within it (else no trace)
+    agree: Bool  # every entry of the three within rounding_bound of one another
 
 
 @record("LENGTH", index="length")

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..cache import Store
+from ..trace.numbers import Measurement
 from .coverage import Node, Shown
 from .document import Facts, PageReport
 from .excerpts import RegionError, Sources
@@ -79,9 +80,16 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 def _plain(value: Any) -> bool:
     """A value whose JSON text says all the checker reads of it (its type included)."""
     kind = type(value)
-    if kind in _PLAIN:
+    if kind in _PLAIN or kind is Measurement:  # a measurement's JSON text is its five numbers (_measured_json)
         return True
     return (kind is tuple or kind is list) and all(_plain(v) for v in value)  # read alike by formats and names
+
+
+def _measured_json(value: Any) -> Any:
+    """A measured result in a facts digest: its kind and its five numbers, all that its formats read."""
+    if type(value) is Measurement:
+        return {"measured": [value.median, value.low, value.high, value.seeds, value.float_path]}
+    raise TypeError(f"{type(value).__name__} is not a plain value")
 
 
 def _sha(text: str) -> str:
@@ -144,7 +152,7 @@ class Verdicts:
         values = facts.values
         if values is not None and all(_plain(v) for v in values.values()):
             ambiguous = {k: list(v) for k, v in facts.ambiguous.items()}
-            digest = _sha(json.dumps([dict(values), ambiguous], sort_keys=True))
+            digest = _sha(json.dumps([dict(values), ambiguous], sort_keys=True, default=_measured_json))
         self._facts[id(facts.values)] = (facts, digest)  # holds the facts, so their id stays theirs
         return digest
 

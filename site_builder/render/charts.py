@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import SiteBuilderError
 from ..facts import FactBook
+from ..trace.numbers import Measurement
 
 WIDTH = 420  # viewBox units: about the text column of a 390 px phone
 PLOT_HEIGHT = 220  # the plot area of a chart; the axes, their names and the legend add to it
@@ -79,9 +80,10 @@ _CSS = (
     ".ev-chart .ev-line{fill:none;stroke-width:2}"
     ".ev-chart .ev-guide{fill:none;stroke-width:1.4}"
     ".ev-chart .ev-bar{stroke-width:1.4}"
+    ".ev-chart .ev-band{fill-opacity:0.14;stroke:none}"
     "@media (forced-colors: active){.ev-chart text{fill:CanvasText}"
     ".ev-chart .ev-line,.ev-chart .ev-guide,.ev-chart .ev-axis,.ev-chart .ev-grid,.ev-chart .ev-bar{stroke:CanvasText}"
-    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}}"
+    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}.ev-chart .ev-band{fill:CanvasText;fill-opacity:0.1}}"
 )
 
 
@@ -115,6 +117,9 @@ class Series:
     # Every value is exactly zero: drawn on a row of its own below a logarithmic y axis (which has no
     # place for zero), past a break in the axis, the row labelled with the value itself.
     floor: bool = False
+    # Every y value is a measured result: a band from its smallest to its largest seed is drawn under the
+    # line through the medians, in the series' colour.
+    band: bool = False
 
 
 @dataclass(frozen=True)
@@ -382,6 +387,20 @@ def _clip_guide(
     return (lo, ty + slope * (lo - tx)), (hi, ty + slope * (hi - tx))
 
 
+def _band(book: _Book, s: Series, sx: _Scale, sy: _Scale, bottom: float) -> str:
+    """The polygon from every point's smallest seed, left to right, back along its largest seed; a smallest seed
+    below the axis (a loss whose standing digits round it to zero) is drawn at its ``bottom``."""
+    ends: list[tuple[float, float, float]] = []
+    for xk, yk in s.points:
+        m = book.value(yk)
+        if not isinstance(m, Measurement):
+            raise ChartError(f"series {s.label!r} draws a band of the seeds, but {yk} is not a measured result")
+        ends.append((sx.data(book.number(xk)), sy.data(max(m.low, bottom)), sy.data(max(m.high, bottom))))
+    outline = [(x, lo) for x, lo, _ in ends] + [(x, hi) for x, _, hi in reversed(ends)]
+    points = " ".join(f"{_num(px)},{_num(py)}" for px, py in outline)
+    return f'<polygon class="ev-band" points="{points}" style="fill:{STYLES[s.style].colour}"/>'
+
+
 def line_chart(
     facts: Mapping[str, Any],
     *,
@@ -444,6 +463,9 @@ def line_chart(
             )
         entries.append(_Entry(g.label, style))
     for s in series:
+        if s.band:
+            body.append(_band(book, s, sx, sy, float(yt[0])))
+    for s in series:
         style = STYLES[s.style]
         pts = []
         for xk, yk in s.points:
@@ -453,6 +475,9 @@ def line_chart(
                     raise ChartError(f"series {s.label!r} is drawn on the zero row but {yk} is not zero")
                 assert zero is not None
                 py = zero
+            elif s.band and y.kind != "linear":
+                # A median no digit of which stands is written as zero (the page shows a bound): at the bottom.
+                py = sy.data(max(book.number(yk), float(yt[0])))
             else:
                 py = sy.data(book.number(yk))
             pts.append((px, py))

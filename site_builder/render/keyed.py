@@ -26,6 +26,7 @@ from jinja2 import Undefined
 from ..errors import SiteBuilderError
 from ..trace.format import Field
 from ..trace.layout import Record, TraceLayout
+from ..trace.numbers import Measurement
 
 
 class Keyed:
@@ -105,8 +106,18 @@ class KeyedTuple(tuple[Any, ...], Keyed):
         return (self._element(i) for i in range(len(self)))
 
 
+class KeyedMeasurement(Measurement, Keyed):
+    """A measured result: its median, range and uncertainties to choose words by, shown only by ``measured``."""
+
+    def __init__(self, value: Measurement, key: str) -> None:
+        super().__init__(value.median, value.low, value.high, value.seeds, value.float_path)
+        object.__setattr__(self, "key", key)
+
+
 def keyed(value: Any, key: str) -> Any:
     """``value`` as a keyed value of ``key``; a value of another type (None) as it is."""
+    if isinstance(value, Measurement):
+        return KeyedMeasurement(value, key)
     if isinstance(value, bool):
         return KeyedBool(value, key)
     if isinstance(value, int):

@@ -5,6 +5,7 @@ from .declare import (
     Choice,
     Decimals,
     Int,
+    Measured,
     Name,
     Names,
     Real,
@@ -22,6 +23,7 @@ from .declare import (
 from .format import (
     BOOL,
     INT,
+    MEASURED,
     NAME,
     NAMES,
     REAL,
@@ -42,6 +44,7 @@ from .format import (
 )
 from .layout import LaidOut, Record, TraceLayout
 from .numbers import (
+    Measurement,
     NonFiniteValueError,
     format_bool,
     format_decimals,
@@ -57,6 +60,7 @@ from .report import KeyValueReport
 __all__ = [
     "BOOL",
     "INT",
+    "MEASURED",
     "NAME",
     "NAMES",
     "REAL",
@@ -73,6 +77,8 @@ __all__ = [
     "KeyValueReport",
     "Kind",
     "LaidOut",
+    "Measured",
+    "Measurement",
     "Name",
     "Names",
     "NonFiniteValueError",

@@ -27,7 +27,8 @@ field's name in the text is its attribute name with ``_`` written ``-``
 
 The value kinds are type aliases carrying their :class:`~.format.Kind`:
 ``Real`` (six decimals), ``Sci``, ``Vector``, ``Int``, ``Bool``, ``Name``,
-``Names``, ``Shape`` (``[2,2]``), ``ShapeX`` (``2x2``), ``Text``, plus
+``Names``, ``Shape`` (``[2,2]``), ``ShapeX`` (``2x2``), ``Text``, ``Measured`` (a
+result over seeds and float paths, :class:`~.numbers.Measurement`), plus
 ``Decimals(n)``, ``Choice(*words)`` and ``Word(word)`` for a field that is
 always one word. A record with index fields repeats; its lines are given on
 the trace with :func:`lines`.
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast, dataclass_trans
 from .format import (
     BOOL,
     INT,
+    MEASURED,
     NAME,
     NAMES,
     REAL,
@@ -64,6 +66,7 @@ from .format import (
     literal,
 )
 from .layout import LaidOut, Record, TraceLayout
+from .numbers import Measurement
 
 Real = Annotated[float, REAL]
 Sci = Annotated[float, SCI]
@@ -81,6 +84,7 @@ Names = Annotated[tuple[str, ...], NAMES]
 Shape = Annotated[tuple[int, ...], SHAPE]
 ShapeX = Annotated[tuple[int, ...], SHAPE_X]
 Text = Annotated[str, TEXT]
+Measured = Annotated[Measurement, MEASURED]  # a result over seeds and float paths, written with its standing digits
 
 
 def Decimals(places: int) -> Any:  # noqa: N802 - used like the type aliases above

@@ -19,6 +19,7 @@ from .numbers import (
     NAME_RE,
     REAL_RE,
     SCI_RE,
+    Measurement,
     flat,
     format_bool,
     format_decimals,
@@ -28,6 +29,7 @@ from .numbers import (
     format_shape_brackets,
     format_shape_x,
     format_vector,
+    measured_text,
 )
 
 V = TypeVar("V")
@@ -93,6 +95,33 @@ def _read_vector(text: str) -> tuple[float, ...]:
     if not (text.startswith("[") and text.endswith("]")) or len(text) < 3:
         raise ValueSyntaxError(f"expected a vector like [1.000000,-2.000000], found {text!r}")
     return _read_items(text[1:-1], _read_real, start=1)
+
+
+_SCALED = r"-?(?:0|[1-9][0-9]*)e-?(?:0|[1-9][0-9]*)"
+_MEASURED_RE = re.compile(rf"({_SCALED})\[({_SCALED}),({_SCALED})\]~({_SCALED})~({_SCALED})")
+
+
+def _read_measured(text: str) -> Measurement:
+    match = _MEASURED_RE.fullmatch(text)
+    if not match:
+        raise ValueSyntaxError(
+            f"expected a measured result like 28e-2[213e-3,35e-2]~3e-2~1e-4 (median[low,high]~seeds~float path), "
+            f"found {text!r}"
+        )
+    value = Measurement(*(float(part) for part in match.groups()))
+    if value.seeds < 0 or value.float_path < 0:
+        raise ValueSyntaxError(f"an uncertainty is never negative, found {text!r}")
+    if measured_text(value) != text:
+        raise ValueSyntaxError(
+            f"not written with the digits its uncertainty leaves standing: {text!r} is written {measured_text(value)!r}"
+        )
+    return value
+
+
+def _write_measured(value: object) -> str:
+    if not isinstance(value, Measurement):
+        raise ValueError(f"a measured field holds a Measurement (median, seeds, float path), not {value!r}")
+    return measured_text(value)
 
 
 def _read_text(text: str) -> str:
@@ -181,6 +210,7 @@ INT = Kind("int", _read_int, _write_int)
 NAME = Kind("name", _read_name, str)
 NAMES = Kind("names", _read_names, format_names)
 TEXT = Kind("text", _read_text, str)
+MEASURED = Kind("measured", _read_measured, _write_measured)
 
 
 def decimals(places: int) -> Kind:
