@@ -292,7 +292,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         from .check import places
 
         assert self.project is not None
-        page = next((p for p in self.pages if p.html_path == built and p.slug in self.built.pages), None)
+        twins = (p.twin(lang) for p in self.pages if p.slug in self.built.pages for lang in p.languages)
+        page = next((twin for twin in twins if twin.html_path == built), None)
         if page is None:
             return
         from .check.document import parse_html
@@ -304,7 +305,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         if self.collected is not None:
             self.collected[built] = values
             return
-        path = places.golden_path(page.folder)
+        path = places.golden_path(page.folder, page.lang)
         name = self.project.display(path)
         try:
             golden = places.read_golden(path, name)
@@ -312,7 +313,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             raise _fail(str(exc)) from None
         if golden is None:
             try:
-                places.write_golden(values, built, path)
+                places.write_golden(values, built, path, page.lang)
             except OSError as exc:
                 raise _fail(str(os_error(exc, path, "cannot write"))) from None
             logs.info(f"wrote {name}: the {len(values)} values {built} shows; review and commit it")

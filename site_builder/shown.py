@@ -49,12 +49,12 @@ def write(project: Project, pages: list[Page]) -> list[Path]:
     """Freeze the shown values of ``pages`` in their golden lists; the paths of the lists that changed."""
     found = collect(project)
     written: list[Path] = []
-    for page in pages:
-        values = found.get(page.html_path)
+    for twin in (page.twin(lang) for page in pages for lang in page.languages):
+        values = found.get(twin.html_path)
         if values is None:
-            raise SiteBuilderError(f"the build did not show {page.html_path}")
-        path = places.golden_path(page.folder)
-        if places.write_golden(values, page.html_path, path):
+            raise SiteBuilderError(f"the build did not show {twin.html_path}")
+        path = places.golden_path(twin.folder, twin.lang)
+        if places.write_golden(values, twin.html_path, path, twin.lang):
             written.append(path)
     return written
 
@@ -84,8 +84,8 @@ def diff(project: Project, rev: str) -> str:
         raise UsageError(f"{rev!r} is not a revision of the repository at {project.root}")
     lines = [f"### Shown values since `{rev}`", ""]
     changed = 0
-    for page in project.pages():
-        path = places.golden_path(page.folder)
+    for page in (p.twin(lang) for p in project.pages() for lang in p.languages):
+        path = places.golden_path(page.folder, page.lang)
         name = project.display(path)
         old = _at_revision(project, rev, path, name)
         new = places.read_golden(path, name)

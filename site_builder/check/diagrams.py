@@ -18,10 +18,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..cache import Store
+from ..i18n import SOURCE
 from ..project import Project
 from .document import local, parse_html
 
 if TYPE_CHECKING:
+    from ..render.cache import RenderedPage
     from .fresh import FreshPage
 
 DIAGRAM_CLASS = "dg"
@@ -48,8 +50,11 @@ def _draws(project: Project, page: FreshPage) -> bool:
     return any(page.source.folder.glob("*.dot.j2")) or any(project.templates_dir.glob("*.dot.j2"))
 
 
-def drawn_diagrams(project: Project, pages: Sequence[FreshPage], store: Store | None) -> dict[str, dict[str, str]]:
-    """slug -> the page's diagrams (id -> SVG), for every page of ``pages`` that draws any."""
+def drawn_diagrams(
+    project: Project, pages: Sequence[FreshPage], store: Store | None
+) -> dict[tuple[str, str], dict[str, str]]:
+    """(slug, language) -> the page's diagrams in that language (id -> SVG), for every page of ``pages`` that draws
+    any: a translation draws its own labels from the same run."""
     from ..pipeline import cache as fixture_cache
     from ..render import cache as page_cache
 
@@ -57,7 +62,7 @@ def drawn_diagrams(project: Project, pages: Sequence[FreshPage], store: Store | 
     if not drawing:
         return {}
     sources = project.pages()
-    out: dict[str, dict[str, str]] = {}
+    out: dict[tuple[str, str], dict[str, str]] = {}
     missing = list(drawing)
     if store is not None:
         fixture_keys = fixture_cache.page_keys(project, sources, store)
@@ -66,14 +71,22 @@ def drawn_diagrams(project: Project, pages: Sequence[FreshPage], store: Store | 
         for p in drawing:
             entry = page_cache.load(store, keys.key(p.source, fixture_keys[p.source.slug]))
             if entry is not None and p.run is not None and entry.trace == p.run.trace_text:
-                out[p.source.slug] = diagrams_in(entry.markdown)
+                out[p.source.slug, p.source.lang] = diagrams_in(_in_language(entry, p.source.lang))
             else:
                 missing.append(p)
     if missing:
         from ..render.pages import PageRenderer
 
         renderer = PageRenderer(project, sources, store)
+        rendered: dict[str, RenderedPage] = {}
         for p in missing:
             assert p.run is not None
-            out[p.source.slug] = diagrams_in(renderer.render(p.source, p.run).markdown)
+            slug = p.source.slug
+            if slug not in rendered:  # one rendering gives every language of the page
+                rendered[slug] = renderer.render(project.page(slug), p.run)
+            out[slug, p.source.lang] = diagrams_in(_in_language(rendered[slug], p.source.lang))
     return out
+
+
+def _in_language(page: RenderedPage, lang: str) -> str:
+    return page.translations[lang] if lang != SOURCE else page.markdown

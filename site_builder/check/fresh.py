@@ -59,10 +59,10 @@ class Fresh:
 
     def diagrams(self, page: FreshPage) -> Mapping[str, str]:
         """The page's diagrams (id -> inline SVG) drawn from its fresh run, as its page renders them now."""
-        return self._diagrams.get(page.source.slug, {})
+        return self._diagrams.get((page.source.slug, page.source.lang), {})
 
     @cached_property
-    def _diagrams(self) -> dict[str, dict[str, str]]:
+    def _diagrams(self) -> dict[tuple[str, str], dict[str, str]]:
         from .diagrams import drawn_diagrams
 
         return drawn_diagrams(self.project, [p for p in self.pages if p.run is not None], self.store)
