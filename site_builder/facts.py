@@ -185,7 +185,7 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "words": "a name read as words of a sentence, its hyphens as spaces (`does-not-hold`: does not hold)",
     "bool": "`true` / `false`, as the trace writes them",
     "measured": "a measured result (a `Measured` field): the median over the seeds with only the digits its "
-    "uncertainty leaves standing (`0.3` for 0.28 known to 0.03, `6.1 × 10⁻⁵`), or a bound (`below 0.08`) where it may move by half its value or more. Any other "
+    "uncertainty leaves standing (`0.28` for 0.28 known to 0.03, `0.8` for 0.8 known to 0.2, `6.1 × 10⁻⁵`), or a bound (`below 0.08`) where it may move by half its value or more. Any other "
     "format given a measured result is a build error",
     "measured-range": "a measured result's smallest and largest seed, each with the digits the float path leaves "
     "standing (`0.213 to 0.351`)",

@@ -40,22 +40,22 @@ def test_a_measurement_reads_back_as_the_text_it_was_written_as(median, low, hig
 
 def test_only_the_digits_the_uncertainty_leaves_standing_are_written_and_shown():
     m = Measurement(0.28341, 0.2134567, 0.3512, 0.0283, 1.3e-4)
-    assert MEASURED.write(m) == "3e-1[213e-3,351e-3]~3e-2~2e-4"
+    assert MEASURED.write(m) == "28e-2[213e-3,351e-3]~3e-2~2e-4"
     book = FactBook({"X.loss": m})
-    assert book.text("X.loss", "measured") == "0.3"  # known to 0.04: the 8 of 0.28 does not stand
+    assert book.text("X.loss", "measured") == "0.28"  # known to 0.04: the 8 is the first digit that may move
     assert book.text("X.loss", "measured-range") == "0.213 to 0.351"
     assert book.text("X.loss", "measured-uncertainty") == "\u00b10.04"
     small = FactBook({"X.loss": Measurement(6.1234e-5, 3e-5, 9e-4, 2e-6, 1e-7)})
-    assert small.text("X.loss", "measured") == "6 \u00d7 10\u207b\u2075"
+    assert small.text("X.loss", "measured") == "6.1 \u00d7 10\u207b\u2075"
     known = FactBook({"X.loss": Measurement(6.1234e-5, 3e-5, 9e-4, 2e-7, 1e-8)})
-    assert known.text("X.loss", "measured") == "6.1 \u00d7 10\u207b\u2075"
+    assert known.text("X.loss", "measured") == "6.12 \u00d7 10\u207b\u2075"
     # An exact result (no spread at all) keeps three significant digits, never the float's seventeen.
     assert FactBook({"X.loss": Measurement(0.99962, 0.9, 1.2, 0.0, 0.0)}).text("X.loss", "measured") == "1.00"
 
 
 def test_a_median_no_digit_of_which_stands_is_shown_as_a_bound():
     book = FactBook({"X.loss": Measurement(0.004, 0.0006, 0.14, 0.03, 0.0)})
-    assert book.text("X.loss", "measured") == "below 0.08"  # half the last place, plus the uncertainty
+    assert book.text("X.loss", "measured") == "below 0.04"  # half the last place, plus the uncertainty
 
 
 @pytest.mark.parametrize("fmt", ["sci", "six", "short", "exact", "short-or-sci", "percent"])
@@ -73,7 +73,7 @@ def test_a_measured_format_refuses_a_plain_number():
 @pytest.mark.parametrize(
     "text, why",
     [
-        ("28e-2[213e-3,351e-3]~3e-2~2e-4", "digits its uncertainty leaves standing"),  # one digit too many
+        ("283e-3[213e-3,351e-3]~3e-2~2e-4", "digits its uncertainty leaves standing"),  # one digit too many
         ("3e-1[213e-3,351e-3]~3e-2", "expected a measured result"),
         ("3e-1[213e-3,351e-3]~-3e-2~2e-4", "never negative"),
         ("0.28[0.213,0.351]~0.03~0.0002", "expected a measured result"),
@@ -98,12 +98,12 @@ def test_measure_takes_the_median_its_interval_and_the_largest_move_of_a_twin():
 
 
 def test_two_arms_are_ordered_only_when_their_gap_exceeds_how_far_both_shown_medians_can_move():
-    a = Measurement(0.1, 0.05, 0.2, 0.002, 0.0)  # shown 0.10: it may lie 0.005 + 0.002 away
+    a = Measurement(0.1, 0.05, 0.2, 0.002, 0.0)  # shown 0.100: it may lie 0.0005 + 0.002 away
     b = Measurement(0.2, 0.1, 0.3, 0.002, 0.001)
     assert compare(a, b) == "lower" and compare(b, a) == "higher"
-    assert compare(a, Measurement(0.11, 0.1, 0.3, 0.002, 0.0)) == "indistinguishable"
-    # Known to 0.02, both medians keep one decimal only, and 0.1 against 0.2 is within their reach.
-    assert compare(Measurement(0.1, 0.05, 0.2, 0.02, 0.0), Measurement(0.2, 0.1, 0.3, 0.02, 0.0)) == "indistinguishable"
+    assert compare(a, Measurement(0.104, 0.1, 0.3, 0.002, 0.0)) == "indistinguishable"
+    # Known to 0.05 each, 0.10 against 0.20 is within their reach (0.005 + 0.05 each).
+    assert compare(Measurement(0.1, 0.05, 0.2, 0.05, 0.0), Measurement(0.2, 0.1, 0.3, 0.05, 0.0)) == "indistinguishable"
 
 
 def test_a_twin_differs_from_its_seed_in_one_weight_by_one_unit_in_the_last_place():

@@ -148,16 +148,17 @@ def uncertainty_up(value: float) -> Decimal:
 def last_place(value: float, uncertainty: float) -> int:
     """The decimal exponent of the last digit of ``value`` that an ``uncertainty`` leaves standing.
 
-    It is the finest place whose unit exceeds the uncertainty rounded up to one digit (0.28 known to 0.03 keeps
-    ``0.3``: its last digit moves by less than one unit with other seeds or another float path), but never finer
-    than :data:`MEASURED_DIGITS` significant digits of the value (after rounding, so 0.9996 keeps ``1.00``).
+    It is the place of the uncertainty's one digit, once rounded up (0.28 known to 0.03 keeps ``0.28``, 0.8 known
+    to 0.2 keeps ``0.8``: the last digit shown is the first one other seeds or another float path may move, by at
+    most that digit's worth, as measured results are conventionally written), but never finer than
+    :data:`MEASURED_DIGITS` significant digits of the value (after rounding, so 0.9996 keeps ``1.00``).
     """
     u = uncertainty_up(uncertainty)
     d = _decimal(value)
     if d == 0:
-        return _exponent(u) + 1 if u else -MEASURED_DIGITS
+        return _exponent(u) if u else -MEASURED_DIGITS
     cap = _exponent(d) - MEASURED_DIGITS + 1
-    place = max(_exponent(u) + 1, cap) if u else cap
+    place = max(_exponent(u), cap) if u else cap
     rounded = d.quantize(Decimal(1).scaleb(place), rounding=ROUND_HALF_EVEN)
     return max(place, _exponent(rounded) - MEASURED_DIGITS + 1) if rounded else place
 
@@ -202,7 +203,7 @@ def settled(m: Measurement) -> Measurement:
 def measured_text(m: Measurement) -> str:
     """How a trace writes a measurement: ``MEDIAN[LOW,HIGH]~SEEDS~FLOAT``, each with only its standing digits.
 
-    ``3e-1[213e-3,35e-2]~3e-2~2e-4``: a median of 0.28 known to 0.03 + 0.0002 (so 0.3), seeds from 0.213 to 0.35.
+    ``28e-2[213e-3,351e-3]~3e-2~2e-4``: a median of 0.28 known to 0.03 + 0.0002 (so 0.28), seeds from 0.213 to 0.35.
     """
     m = settled(m)
     median_place = last_place(m.median, m.uncertainty)
