@@ -65,9 +65,13 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from . import check
+    from .i18n import LANGUAGES
     from .project import Project
 
-    return check.run(Path(args.site_dir), Project.find(), fresh=args.fresh)
+    languages = frozenset(args.languages.split(",")) if args.languages else None
+    if languages is not None and not languages <= set(LANGUAGES):
+        raise UsageError(f"--languages {args.languages}: the site publishes {', '.join(LANGUAGES)}")
+    return check.run(Path(args.site_dir), Project.find(), fresh=args.fresh, languages=languages)
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -150,6 +154,11 @@ def parser() -> argparse.ArgumentParser:
         "--fresh",
         action="store_true",
         help="run every page's fixtures again instead of reusing the cache entries proven current",
+    )
+    check.add_argument(
+        "--languages",
+        metavar="LANG,…",
+        help="check only the pages in these languages (en for the English export); default: every language",
     )
     check.set_defaults(action=_check)
     new = sub.add_parser("new", help="write a new, working page folder")

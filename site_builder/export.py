@@ -40,6 +40,12 @@ class Exported:
     files: int
 
 
+def _translations(folder: str, names: list[str]) -> set[str]:
+    from .i18n import SOURCE, source_name
+
+    return {name for name in names if source_name(name)[1] != SOURCE}
+
+
 def _markdown(config_file: Path) -> Callable[[str], str]:
     """Markdown to HTML with the site's own extensions, as MkDocs would convert a page's body."""
     import markdown
@@ -63,6 +69,7 @@ def export(
     from .build import build_pages
     from .cache import Store
     from .check.document import unproven_numbers
+    from .i18n import TRANSLATED
     from .project import nav_additions, read_mkdocs_yml
 
     config_file = Path(config_file or project.root / "mkdocs.yml")
@@ -96,6 +103,9 @@ def export(
     nav = list(data.get("nav") or [])
     data["nav"] = nav + nav_additions(nav, pages)
     data["docs_dir"] = "docs"
+    extra = data.get("extra")
+    if isinstance(extra, dict):
+        extra.pop("alternate", None)  # the export is the English site: no other language to switch to
     data.pop("site_dir", None)
     theme = data.get("theme")
     custom = theme.get("custom_dir") if isinstance(theme, dict) else None
@@ -103,14 +113,17 @@ def export(
     staging = staging_name(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(project.docs_dir, staging / "docs")
+        # The export publishes the English site: a translation of a hand-written page stays behind with the
+        # translated pages, which only the plugin's build places under their language's folder.
+        shutil.copytree(project.docs_dir, staging / "docs", ignore=_translations)
         if isinstance(theme, dict) and custom:
             shutil.copytree(project.root / custom, staging / "overrides")
             theme["custom_dir"] = "overrides"
         files = 0
         for page in pages:
             rendered = built.pages[page.slug]
-            for path, text in {page.page_path: rendered.markdown, **rendered.files}.items():
+            english = {path: text for path, text in rendered.files.items() if path.split("/", 1)[0] not in TRANSLATED}
+            for path, text in {page.page_path: rendered.markdown, **english}.items():
                 target = staging / "docs" / path
                 if target.exists():
                     raise ExportError(f"docs/{path} collides with a generated file of page {page.slug}")

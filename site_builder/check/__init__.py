@@ -92,15 +92,17 @@ def _warn(line: str) -> None:
     print(shown(line, 600), file=sys.stderr)
 
 
-def run(site_dir: Path, project: Project | None = None, *, fresh: bool = False) -> int:
+def run(
+    site_dir: Path, project: Project | None = None, *, fresh: bool = False, languages: frozenset[str] | None = None
+) -> int:
     """Check ``site_dir``, print the problems and a summary; 0 agrees, 1 disagrees (errors are raised).
 
     A document found clean by an earlier check with exactly the same inputs is not read again (the verdict
     cache, :mod:`~site_builder.check.verdicts`); what the caches say (a damaged or unwritable file) is a line
     on standard error. ``fresh`` re-runs every page's fixtures instead of using the entries of the fixture cache
-    proven current, and neither reads nor writes the verdict cache.
+    proven current, and neither reads nor writes the verdict cache. ``languages`` checks only the pages in those.
     """
-    prepared = setup(project, rerun=fresh)
+    prepared = setup(project, rerun=fresh, languages=languages)
     project = prepared.project
     store = None if fresh else Store(project.cache_dir, _warn, project.display, "the site is checked without it")
     result = check_site(Path(site_dir), prepared, Verdicts(store) if store is not None else None)

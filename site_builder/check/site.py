@@ -11,7 +11,7 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lxml import etree
@@ -54,6 +54,7 @@ class Setup:
     sources: Sources
     docs_dir: Path
     goldens: Mapping[tuple[str, str], Path] | None = None
+    languages: frozenset[str] | None = None  # the languages checked; None: every one the project publishes
 
     @property
     def project(self) -> Project:
@@ -77,13 +78,19 @@ def setup(
     fresh: Fresh | None = None,
     goldens: Mapping[tuple[str, str], Path] | None = None,
     rerun: bool = False,
+    languages: frozenset[str] | None = None,
 ) -> Setup:
     """What a check compares a site against: the pages' runs, the source regions, the hand-written pages.
 
-    ``rerun`` runs every page's fixtures regardless of the cache (``site-builder check --fresh``).
+    ``rerun`` runs every page's fixtures regardless of the cache (``site-builder check --fresh``). ``languages``
+    limits the check to the pages in those languages (``--languages en`` for the English export); every
+    language the project publishes, by default.
     """
     project = project or (fresh.project if fresh is not None else Project.find())
-    return Setup(fresh or collect(project, fresh=rerun), Sources(project.root), project.docs_dir, goldens)
+    fresh = fresh or collect(project, fresh=rerun)
+    if languages is not None:
+        fresh = replace(fresh, pages=tuple(p for p in fresh.pages if p.source.lang in languages))
+    return Setup(fresh, Sources(project.root), project.docs_dir, goldens, languages)
 
 
 def check_tree(setup: Setup, page: str, root: etree._Element) -> PageReport:
@@ -522,6 +529,8 @@ def expected_pages(prepared: Setup) -> list[tuple[str, str]]:
         for md in sorted(docs.rglob("*.md")):
             rel = md.relative_to(docs).as_posix()
             english, lang = source_name(md.name)
+            if prepared.languages is not None and lang not in prepared.languages:
+                continue
             built = localized_path(posixpath.join(posixpath.dirname(rel), english), lang)
             out.append((html_path(built), f"docs/{rel}"))
     return out
