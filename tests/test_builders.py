@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, mkdocs_env
-from site_builder.i18n import TRANSLATED
 from site_builder.check.site import resolve_links
+from site_builder.i18n import TRANSLATED
 
 GENERATOR = re.compile(rb'<meta name="generator" content="[^"]*">')
 
@@ -96,7 +96,9 @@ def test_the_export_built_without_the_plugin_gives_the_very_pages_our_build_give
 # The export is the English site: its pages have no hreflang links and no language switcher, the one part of our
 # build's English pages it leaves out.
 ALTERNATES = re.compile(rb'\n *<link rel="alternate" href="[^"]*" hreflang="[a-z]+">')
-SWITCHER = re.compile(rb'\n *<div class="md-header__option">\s*<div class="md-select">.*?</ul>\s*</div>\s*</div>\s*</div>', re.S)
+SWITCHER = re.compile(
+    rb'\n *<div class="md-header__option">\s*<div class="md-select">.*?</ul>\s*</div>\s*</div>\s*</div>', re.S
+)
 
 
 BLANK_LINES = re.compile(rb"\n[ \t]*(?=\n)")  # the lines the theme's loops over the languages leave empty
