@@ -254,3 +254,30 @@ class BlasThreadDigests:
         if running is not None and running.poll() is None:
             running.kill()
             running.communicate()
+
+
+def shown_text(el: Any) -> str:
+    """An element's text as a reader sees it in one line: its words joined by single spaces."""
+    return " ".join("".join(el.itertext()).split())
+
+
+def resolves(built_site: Path, page_url: str, href: str) -> Path | None:
+    """The built file a relative link on the page at ``page_url`` leads to, if there is one."""
+    from urllib.parse import urljoin, urlparse
+
+    target = urlparse(urljoin("http://site/" + page_url, href)).path.lstrip("/")
+    for candidate in (built_site / target, built_site / target / "index.html"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def next_links(built_site: Path, slug: str) -> list[Path | None]:
+    """Where the links of a chapter's closing "next" section lead."""
+    from lxml import html as lxml_html
+
+    p = PROJECT.page(slug)
+    doc = lxml_html.document_fromstring((built_site / p.html_path).read_bytes())
+    (heading,) = doc.xpath("//h2[@id='next']")
+    hrefs = [a.get("href") for el in heading.xpath("following-sibling::*") for a in el.xpath(".//a")]
+    return [resolves(built_site, p.url, h) for h in hrefs if h]

@@ -3,32 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
 
 import pytest
 from lxml import html as lxml_html
 
-from helpers import PROJECT
+from helpers import PROJECT, resolves, shown_text
 
 PAGE = PROJECT.page("ch25")
-
-
-def text(el) -> str:
-    return " ".join("".join(el.itertext()).split())
 
 
 @pytest.fixture(scope="module")
 def chapter(built_site: Path):
     return lxml_html.document_fromstring((built_site / PAGE.html_path).read_bytes())
-
-
-def resolves(built_site: Path, page_url: str, href: str) -> Path | None:
-    """The built file a relative link on the page at ``page_url`` leads to, if there is one."""
-    target = urlparse(urljoin("http://site/" + page_url, href)).path.lstrip("/")
-    for candidate in (built_site / target, built_site / target / "index.html"):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def test_sections_come_in_the_learner_first_order(chapter):
@@ -56,9 +42,9 @@ def test_each_prediction_and_question_has_its_check_collapsed_below_it(chapter):
         assert len(items) == count
         for item in items:
             (details,) = item.xpath("./details")
-            assert details.get("open") is None and text(details.xpath("./summary")[0]) == "Check your answer"
+            assert details.get("open") is None and shown_text(details.xpath("./summary")[0]) == "Check your answer"
             if section == "predict":  # every check of a prediction shows the computed answer
-                assert details.xpath(".//*[@data-trace]"), text(item)
+                assert details.xpath(".//*[@data-trace]"), shown_text(item)
 
 
 def test_chapter_24_links_to_this_chapter_and_the_link_resolves(built_site):
@@ -81,7 +67,7 @@ def test_this_chapter_links_back_to_chapter_24s_transformer_section(built_site, 
 
 def test_the_navigation_lists_both_chapters_in_order(chapter):
     titles = [
-        text(a)
+        shown_text(a)
         for a in chapter.xpath("//nav[contains(@class, 'md-nav--primary')]//a[contains(@class, 'md-nav__link')]")
     ]
     ch24, ch25 = PROJECT.page("ch24").title, PAGE.title
@@ -125,7 +111,7 @@ def test_code_is_collapsed_and_comes_after_the_diagram(chapter):
 
 def test_the_scale_table_has_the_three_modes_in_order(chapter):
     rows = chapter.xpath("//table[@id='scale-table']/tbody/tr")
-    assert [text(r.xpath("./th")[0]) for r in rows] == ["ideal", "production", "near-zero"]
+    assert [shown_text(r.xpath("./th")[0]) for r in rows] == ["ideal", "production", "near-zero"]
 
 
 def test_the_downloads_are_the_goldens(built_site, chapter):

@@ -3,42 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
 
 import pytest
 from lxml import html as lxml_html
 
-from helpers import PROJECT, SLUGS
+from helpers import PROJECT, SLUGS, next_links, resolves, shown_text
 
 PAGE = PROJECT.page("ch26")
 ROLES = ("query", "key", "value")
 
 
-def text(el) -> str:
-    return " ".join("".join(el.itertext()).split())
-
-
 @pytest.fixture(scope="module")
 def chapter(built_site: Path):
     return lxml_html.document_fromstring((built_site / PAGE.html_path).read_bytes())
-
-
-def resolves(built_site: Path, page_url: str, href: str) -> Path | None:
-    """The built file a relative link on the page at ``page_url`` leads to, if there is one."""
-    target = urlparse(urljoin("http://site/" + page_url, href)).path.lstrip("/")
-    for candidate in (built_site / target, built_site / target / "index.html"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def next_links(built_site: Path, slug: str) -> list[Path | None]:
-    """Where the links of a chapter's closing "next" section lead."""
-    p = PROJECT.page(slug)
-    doc = lxml_html.document_fromstring((built_site / p.html_path).read_bytes())
-    (heading,) = doc.xpath("//h2[@id='next']")
-    hrefs = [a.get("href") for el in heading.xpath("following-sibling::*") for a in el.xpath(".//a")]
-    return [resolves(built_site, p.url, h) for h in hrefs if h]
 
 
 def test_sections_come_in_the_learner_first_order(chapter):
@@ -69,9 +46,9 @@ def test_each_question_has_its_check_collapsed_below_it(chapter):
         assert len(items) == count, section
         for item in items:
             (details,) = item.xpath("./details")
-            assert details.get("open") is None and text(details.xpath("./summary")[0]) == summary
+            assert details.get("open") is None and shown_text(details.xpath("./summary")[0]) == summary
             if section != "test-yourself":  # every prediction and solution shows a computed value
-                assert details.xpath(".//*[@data-trace]"), text(item)
+                assert details.xpath(".//*[@data-trace]"), shown_text(item)
 
 
 def test_chapter_25_links_here_and_this_chapter_links_back(built_site, chapter):
@@ -119,7 +96,7 @@ def test_the_backward_diagram_merges_three_routes_at_one_input_gradient(chapter)
 
 def test_the_legend_names_each_line_style_in_words(chapter):
     legend = chapter.xpath("//figure[@id='qkv-forward-figure']//ul[contains(@class, 'routes-legend')]")[0]
-    words = text(legend)
+    words = shown_text(legend)
     assert all(w in words for w in ("solid", "dashed", "dotted", "double"))
 
 
@@ -130,8 +107,8 @@ def test_the_sources_are_linked(chapter):
 
 def test_the_refusals_quote_the_layer_in_the_course_order(chapter):
     rows = chapter.xpath("//table[@id='error-table']/tbody/tr")
-    assert [text(r.xpath(".//code")[0]) for r in rows] == ["rank-two", "input-width", "branch-mismatch"]
-    assert text(rows[1].xpath(".//q")[0]) == "Q/K/V input final width must equal model width 3, got 4"
+    assert [shown_text(r.xpath(".//code")[0]) for r in rows] == ["rank-two", "input-width", "branch-mismatch"]
+    assert shown_text(rows[1].xpath(".//q")[0]) == "Q/K/V input final width must equal model width 3, got 4"
 
 
 def test_code_is_collapsed_and_comes_after_the_diagrams(chapter):

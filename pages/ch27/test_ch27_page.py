@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urljoin, urlparse
 
 import pytest
 from lxml import html as lxml_html
 
-from helpers import PROJECT, SLUGS
+from helpers import PROJECT, SLUGS, next_links, shown_text
 
 PAGE = PROJECT.page("ch27")
-
-
-def text(el) -> str:
-    return " ".join("".join(el.itertext()).split())
 
 
 @pytest.fixture(scope="module")
 def chapter(built_site: Path):
     return lxml_html.document_fromstring((built_site / PAGE.html_path).read_bytes())
-
-
-def resolves(built_site: Path, page_url: str, href: str) -> Path | None:
-    target = urlparse(urljoin("http://site/" + page_url, href)).path.lstrip("/")
-    for candidate in (built_site / target, built_site / target / "index.html"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def next_links(built_site: Path, slug: str) -> list[Path | None]:
-    p = PROJECT.page(slug)
-    doc = lxml_html.document_fromstring((built_site / p.html_path).read_bytes())
-    (heading,) = doc.xpath("//h2[@id='next']")
-    hrefs = [a.get("href") for el in heading.xpath("following-sibling::*") for a in el.xpath(".//a")]
-    return [resolves(built_site, p.url, h) for h in hrefs if h]
 
 
 def test_sections_come_in_the_learner_first_order(chapter):
@@ -66,9 +45,9 @@ def test_each_question_has_its_check_collapsed_below_it(chapter):
         assert len(items) == count, section
         for item in items:
             (details,) = item.xpath("./details")
-            assert details.get("open") is None and text(details.xpath("./summary")[0]) == summary
+            assert details.get("open") is None and shown_text(details.xpath("./summary")[0]) == summary
             if section != "test-yourself":
-                assert details.xpath(".//*[@data-trace]"), text(item)
+                assert details.xpath(".//*[@data-trace]"), shown_text(item)
 
 
 def test_chapter_26_links_here_and_this_chapter_announces_28_without_a_dead_link(built_site, chapter):
@@ -77,20 +56,22 @@ def test_chapter_26_links_here_and_this_chapter_announces_28_without_a_dead_link
     assert None not in found
     if "ch28" not in SLUGS:
         (heading,) = chapter.xpath("//h2[@id='next']")
-        assert found == [] and "Chapter 28" in text(heading.getnext())
+        assert found == [] and "Chapter 28" in shown_text(heading.getnext())
 
 
 def test_the_weights_table_has_queries_as_rows_keys_as_columns_and_checked_cells(chapter):
     (table,) = chapter.xpath("//table[@id='weights-table']")
-    assert [text(th) for th in table.xpath("./thead/tr/th")] == ["query", "key 0", "key 1", "row sum"]
+    assert [shown_text(th) for th in table.xpath("./thead/tr/th")] == ["query", "key 0", "key 1", "row sum"]
     rows = table.xpath("./tbody/tr")
-    assert [text(r.xpath("./th")[0]) for r in rows] == ["query 0", "query 1"]
+    assert [shown_text(r.xpath("./th")[0]) for r in rows] == ["query 0", "query 1"]
     for i, row in enumerate(rows):
         cells = row.xpath("./td")
         keys = [c.xpath(".//strong/span[@data-trace]")[0].get("data-trace") for c in cells[:2]]
         assert keys == [f"PROBABILITY_ROW[{i}].values[{j}]" for j in range(2)]
         assert cells[2].xpath(".//*[@data-trace]")[0].get("data-trace") == f"PROBABILITY_ROW[{i}].sum"
-    marked = [(i, j) for i, r in enumerate(rows) for j, c in enumerate(r.xpath("./td")[:2]) if "later key" in text(c)]
+    marked = [
+        (i, j) for i, r in enumerate(rows) for j, c in enumerate(r.xpath("./td")[:2]) if "later key" in shown_text(c)
+    ]
     assert marked == [(0, 1)]
     shades = [c.get("class") for r in rows for c in r.xpath("./td")[:2]]
     assert shades == ["weight-faint", "weight-strong", "weight-strong", "weight-faint"]
