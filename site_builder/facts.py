@@ -116,22 +116,30 @@ def _decimal_text(value: Decimal, place: int) -> str:
     return f"{mantissa} \u00d7 10{str(exponent).translate(_SUPERSCRIPT)}"
 
 
-def _measured(value: Any) -> str:
+# The words around a measured result, per language: a bound, a bound on both sides, a range.
+_MEASURED_WORDS: dict[str, tuple[str, str, str]] = {
+    "en": ("below {0}", "between -{0} and {0}", "{0} to {1}"),
+    "ru": ("меньше {0}", "от -{0} до {0}", "от {0} до {1}"),
+}
+
+
+def _measured(value: Any, lang: str = "en") -> str:
     """The median with the digits its uncertainty leaves standing; a bound where it may move by half its value."""
-    m = _measurement(value, "measured")
+    m = _measurement(value, "measured" if lang == "en" else f"measured-{lang}")
     median, place = standing_median(m)
     if stands(m):
         return _decimal_text(median, place)
     bound = uncertainty_up(float(abs(median)) + reach(m))
     text = _decimal_text(bound, bound.adjusted())
-    return f"below {text}" if standing_end(m.low, m)[0] >= 0 else f"between -{text} and {text}"
+    below, between, _ = _MEASURED_WORDS[lang]
+    return (below if standing_end(m.low, m)[0] >= 0 else between).format(text)
 
 
-def _measured_range(value: Any) -> str:
+def _measured_range(value: Any, lang: str = "en") -> str:
     """The smallest and the largest seed's value, each with the digits the float path leaves standing."""
-    m = _measurement(value, "measured-range")
+    m = _measurement(value, "measured-range" if lang == "en" else f"measured-range-{lang}")
     low, high = (_decimal_text(*standing_end(end, m)) for end in (m.low, m.high))
-    return f"{low} to {high}"
+    return _MEASURED_WORDS[lang][2].format(low, high)
 
 
 def _plus_minus(uncertainty: float) -> str:
@@ -157,12 +165,16 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "bool": lambda v: _bool(v),
     "measured": lambda v: _minus(_measured(v)),
     "measured-range": lambda v: _minus(_measured_range(v)),
+    "measured-ru": lambda v: _minus(_measured(v, "ru")),
+    "measured-range-ru": lambda v: _minus(_measured_range(v, "ru")),
     "measured-uncertainty": lambda v: _plus_minus(settled(_measurement(v, "measured-uncertainty")).uncertainty),
     "measured-float-path": lambda v: _plus_minus(settled(_measurement(v, "measured-float-path")).float_path),
 }
 
 # The only formats that show a measured result: any other would show digits its uncertainty does not determine.
-MEASURED_FORMATS = frozenset(("measured", "measured-range", "measured-uncertainty", "measured-float-path"))
+MEASURED_FORMATS = frozenset(
+    ("measured", "measured-range", "measured-ru", "measured-range-ru", "measured-uncertainty", "measured-float-path")
+)
 
 WORDS_FORMAT = "bool:YES|NO"  # a boolean as one of two words: any format bool:WORD|WORD
 
@@ -189,6 +201,8 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "format given a measured result is a build error",
     "measured-range": "a measured result's smallest and largest seed, each with the digits the float path leaves "
     "standing (`0.213 to 0.351`)",
+    "measured-ru": "`measured` in a Russian sentence: a bound reads `меньше 0.08` or `от −0.1 до 0.1`",
+    "measured-range-ru": "`measured-range` in a Russian sentence: `от 0.213 до 0.351`",
     "measured-uncertainty": "a measured median's uncertainty, seeds and float path together, rounded up to one "
     "digit (`±0.03`)",
     "measured-float-path": "how far a measured result moved when its float path changed, rounded up to one digit "

@@ -33,10 +33,9 @@ TRANSLATED = [p for p in PAGES if "ru" in p.languages]
 UNTRANSLATED = [p for p in PAGES if "ru" not in p.languages]
 
 
-def test_home_and_both_chapters_are_translated_and_the_evidence_pages_are_not_yet():
-    assert {p.slug for p in TRANSLATED} == {"ch24", "ch25"}
+def test_home_and_the_chapters_are_translated():
+    assert {"ch24", "ch25"} <= {p.slug for p in TRANSLATED}
     assert (ROOT / "docs" / "index.ru.md").is_file()
-    assert UNTRANSLATED, "the evidence pages are listed as not translated"
 
 
 @pytest.mark.parametrize(
@@ -145,7 +144,7 @@ def test_a_translated_page_is_russian_and_links_its_english_twin_both_ways(built
     assert russian.html_path == "ru/" + english.html_path  # every English URL stays as it was
     en, ru = _page(built_site, english.html_path), _page(built_site, russian.html_path)
     assert (en.get("lang"), ru.get("lang")) == ("en", "ru")
-    assert ru.xpath("string(//h1)").startswith("Глава ")
+    assert ru.xpath("string(//h1)").startswith(russian.heading)
     assert en.xpath('//link[@rel="alternate"][@hreflang="ru"]/@href') == [f"../ru/{english.url}"]
     assert ru.xpath('//link[@rel="alternate"][@hreflang="en"]/@href') == [f"../../{english.url}"]
     assert ru.xpath('//a[contains(@class,"md-select__link")][@hreflang="en"]/@href') == [f"../../{english.url}"]

@@ -47,8 +47,8 @@ class FreshPage:
 
     @property
     def charts(self) -> Mapping[str, str]:
-        """The page's charts drawn from the fresh run (none when its fixtures failed)."""
-        return self.run.charts if self.run is not None else {}
+        """The page's charts in its language, drawn from the fresh run (none when its fixtures failed)."""
+        return self.run.charts_for(self.source.lang) if self.run is not None else {}
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..cache import Store
 from ..errors import SiteBuilderError, os_error, shown
+from ..i18n import SOURCE
 from ..project import Page, Project, refresh_pages
 from ..trace import TraceParseError, layout_of
 from . import FIXTURE_ENVIRONMENT, cache
@@ -60,12 +62,32 @@ class PageRun:
         out.update(page_facts(self.page))
         return out
 
-    @cached_property
+    @property
     def charts(self) -> dict[str, str]:
-        """The page's charts as inline SVG, drawn from the trace and the facts (``figures.charts``)."""
+        """The page's charts in English (see :meth:`charts_for`)."""
+        return self.charts_for(SOURCE)
+
+    def charts_for(self, lang: str) -> dict[str, str]:
+        """The page's charts as inline SVG in ``lang``, drawn from the trace and the facts (``figures.charts``).
+
+        A ``charts(trace, facts, lang)`` draws its words in each language; a ``charts(trace, facts)`` draws the
+        same charts for every language. Each language is drawn once per run.
+        """
+        drawn = self._charts
+        if lang not in drawn:
+            drawn[lang] = self._draw_charts(lang)
+        return drawn[lang]
+
+    @cached_property
+    def _charts(self) -> dict[str, dict[str, str]]:
+        return {}
+
+    def _draw_charts(self, lang: str) -> dict[str, str]:
         draw = getattr(self.figures, "charts", None)
         if draw is None:
             return {}
+        if "lang" in inspect.signature(draw).parameters:
+            return page_code(self.page, "figures.charts()", lambda: dict(draw(self.trace, self.facts, lang)))
         return page_code(self.page, "figures.charts()", lambda: dict(draw(self.trace, self.facts)))
 
     @property

@@ -74,7 +74,10 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
         "the typed trace, read back from its text, whose fields know their keys (`trace.stack[3].plain` is "
         '`STACK[3].plain`); `trace.starts.at(32, "plain")` finds a record by its index (`render/keyed.py`)',
     ),
-    "charts": ("charts", "chart id -> inline SVG, as `figures.charts(trace, facts)` returned them"),
+    "charts": (
+        "charts",
+        "chart id -> inline SVG in the page's language, as `figures.charts(trace, facts[, lang])` returned them",
+    ),
     "downloads": ("downloads", '`[{"name", "kind", "href"}]` published beside the page'),
 }
 
@@ -308,7 +311,7 @@ class PageTemplate:
         self._source_folder = posixpath.dirname(page.page_path) or "."
         self.page = page
         self.trace = trace_view(run.trace)
-        self.charts = run.charts
+        self.charts = run.charts_for(page.lang)
         self.downloads = downloads
 
     def tv(self, key: Any, fmt: str) -> Markup:
