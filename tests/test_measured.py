@@ -58,6 +58,17 @@ def test_a_median_no_digit_of_which_stands_is_shown_as_a_bound():
     assert book.text("X.loss", "measured") == "below 0.04"  # half the last place, plus the uncertainty
 
 
+def test_a_russian_sentence_gets_the_same_digits_in_russian_words():
+    book = FactBook({"X.loss": Measurement(0.28341, 0.2134567, 0.3512, 0.0283, 1.3e-4)})
+    assert book.text("X.loss", "measured-ru") == "0.28"
+    assert book.text("X.loss", "measured-range-ru") == "от 0.213 до 0.351"
+    bound = FactBook({"X.loss": Measurement(0.004, 0.0006, 0.14, 0.03, 0.0)})
+    assert bound.text("X.loss", "measured-ru") == "меньше 0.04"
+    both = FactBook({"X.loss": Measurement(0.004, -0.0006, 0.14, 0.03, 0.0)})
+    assert both.text("X.loss", "measured-ru") == "от \u22120.04 до 0.04"
+    assert both.text("X.loss", "measured") == "between \u22120.04 and 0.04"
+
+
 @pytest.mark.parametrize("fmt", ["sci", "six", "short", "exact", "short-or-sci", "percent"])
 def test_showing_a_measured_result_in_a_number_format_is_refused(fmt):
     book = FactBook({"FINAL.loss": Measurement(0.28341, 0.21, 0.35, 0.0283, 1.3e-4)})

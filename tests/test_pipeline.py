@@ -292,6 +292,27 @@ def test_page_code_that_fails_outside_the_fixture_process_is_one_line(tmp_path, 
     assert message.startswith(words) and "(page path_expansion)" in message and "\n" not in message
 
 
+LANGUAGE_CHARTS = """
+import inspect as _inspect
+_drawn = charts
+def charts(t, facts, lang):
+    given = (lang,) if "lang" in _inspect.signature(_drawn).parameters else ()
+    return {name: svg.replace("<svg", f'<svg data-lang="{lang}"', 1) for name, svg in _drawn(t, facts, *given).items()}
+"""
+
+
+def test_charts_that_take_a_language_are_drawn_once_for_each_language_they_are_asked_in(tmp_path):
+    project = project_with(tmp_path, "path_expansion")
+    source = tmp_path / "pages" / "path_expansion" / "figures.py"
+    source.write_text(source.read_text(encoding="utf-8") + LANGUAGE_CHARTS, encoding="utf-8")
+    run = Log().pipeline(project).run()[0]
+    english, russian = run.charts, run.charts_for("ru")
+    assert english and english.keys() == russian.keys()
+    assert all('data-lang="en"' in svg for svg in english.values())
+    assert all('data-lang="ru"' in svg for svg in russian.values())
+    assert run.charts_for("ru") is russian, "each language is drawn once per run"
+
+
 def test_an_interrupted_run_leaves_no_fixture_process_behind(tmp_path):
     import os
     import signal
