@@ -274,7 +274,7 @@ def test_a_citation_rendered_from_page_toml_passes(prepared):
         "<math><msub><mi>x</mi><mn>2</mn></msub><msub><mi>log</mi><mn>10</mn></msub>"
         "<msub><mi>x</mi><mrow><mi>l</mi><mo>+</mo><mn>1</mn></mrow></msub></math>",
         "<p><code>residual.stack.0.branch.weight</code> and <code>residual.branch.weight</code></p>",
-        "<p style='width: 10px' data-x='3'><img alt='' width='20' src='a1.png'>words</p>",
+        "<p style='width: 10px' data-x='3'><img alt='' width='20' src='a1.svg'>words</p>",
     ],
 )
 def test_allowed_numbers_identifiers_known_names_and_attributes_pass(prepared, body):
@@ -548,9 +548,12 @@ def test_an_empty_page_or_broken_drawing_is_a_problem_not_a_crash(prepared, buil
     (copy / "empty.html").write_bytes(b"")
     (copy / "broken.svg").write_bytes(b"<svg><text>unclosed")
     found = [p.line() for p in check.check_site(copy, prepared).problems]
-    assert len(found) == 2
-    assert found[0].startswith("broken.svg: file: expected a readable SVG document, found ")
-    assert found[1] == "empty.html: file: expected a readable HTML document, found an empty file"
+    unwritten = "file: expected a file the build writes (a page, a download or a copied file), found a file no build step writes"
+    assert len(found) == 4
+    assert found[0] == f"broken.svg: {unwritten}"
+    assert found[1].startswith("broken.svg: file: expected a readable SVG document, found ")
+    assert found[2] == f"empty.html: {unwritten}"
+    assert found[3] == "empty.html: file: expected a readable HTML document, found an empty file"
 
 
 def test_the_command_reads_site_by_default_through_cli_main(built_site, monkeypatch, capsys):

@@ -154,8 +154,9 @@ def test_a_site_style_sheet_that_writes_a_counter_is_refused(prepared, site_copy
     sheet.write_text(sheet.read_text(encoding="utf-8") + "\nh2::before{content:counter(h)}\n", encoding="utf-8")
     found = [p.line() for p in check_site(site_copy, prepared).problems]
     assert found == [
+        "stylesheets/site.css: file: expected the bytes of docs/stylesheets/site.css, found bytes that differ",
         "stylesheets/site.css: style sheet: expected a style that writes only what the check reads, "
-        'found a counter() in content ("content:counter(h")'
+        'found a counter() in content ("content:counter(h")',
     ]
 
 
@@ -170,3 +171,54 @@ def test_files_are_judged_by_content_not_by_suffix(prepared, site_copy, name):
     (site_copy / name).write_text(text, encoding="utf-8")
     found = [p.line() for p in check_site(site_copy, prepared).problems]
     assert any(line.startswith(f"{name}: ") and "'42'" in line for line in found), found
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("stray.png", b"\x89PNG\r\n\x1a\n"),  # a picture the check cannot read
+        ("chapter-24/notes.bin", b"\x00\x01"),
+        ("ru/extra.js", b"document.title = 'depth 42';"),
+    ],
+)
+def test_a_file_no_build_step_writes_is_a_problem(prepared, site_copy, name, data):
+    (site_copy / name).write_bytes(data)
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert found == [
+        f"{name}: file: expected a file the build writes (a page, a download or a copied file), "
+        "found a file no build step writes"
+    ]
+
+
+def test_a_copied_theme_file_whose_bytes_changed_is_a_problem(prepared, site_copy):
+    icon = site_copy / "assets" / "images" / "favicon.png"
+    icon.write_bytes(icon.read_bytes() + b"\x00")
+    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    assert len(found) == 1 and found[0].startswith("assets/images/favicon.png: file: expected the bytes of ")
+    assert found[0].endswith("material/templates/assets/images/favicon.png, found bytes that differ")
+
+
+EMBEDDED_CASES = [
+    ("iframe", '<iframe src="notes.txt"></iframe>', "iframe: expected no frame of another document"),
+    ("object", '<object data="table.html"></object>', "object: expected no frame of another document"),
+    ("embed", '<embed src="x.pdf">', "embed: expected no frame of another document"),
+    (
+        "img",
+        '<img src="../assets/plot.png" alt="">',
+        'img[src]: expected a drawing the check can read (SVG) or text, found a raster picture "../assets/plot.png"',
+    ),
+    ("srcset", '<img src="a.svg" srcset="a.svg 1x, a@2x.webp 2x" alt="">', "img[srcset]: expected a drawing"),
+    ("data png", '<img src="data:image/png;base64,iVBORw0KGgo=" alt="">', "img[src]: expected a drawing"),
+    ("svg image", '<svg><image href="chart.jpg"/></svg>', "image[href]: expected a drawing"),
+]
+
+
+@pytest.mark.parametrize(("case", "tag", "message"), EMBEDDED_CASES, ids=[c[0] for c in EMBEDDED_CASES])
+def test_a_frame_or_a_raster_picture_the_check_cannot_read_is_refused(prepared, chapter, case, tag, message):
+    found = lines(prepared, chapter.replace("</article>", tag + "</article>", 1))
+    assert len(found) == 1 and found[0].startswith(f"{CHAPTER}: ") and message in found[0], found
+
+
+def test_a_frame_written_into_the_page_is_read_not_refused(prepared, chapter):
+    frame = '<iframe srcdoc="&lt;p&gt;see above&lt;/p&gt;"></iframe><img src="data:image/svg+xml,%3Csvg/%3E" alt="">'
+    assert lines(prepared, chapter.replace("</article>", frame + "</article>", 1)) == []

@@ -351,6 +351,9 @@ def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, 
     )
     found = [p.line() for p in check_site(site_copy, prepared).problems]
     assert found == [
+        # No build step writes it: the check says so, and still reads what it shows.
+        f"{drawing.relative_to(site_copy).as_posix()}: file: expected a file the build writes (a page, a download or "
+        "a copied file), found a file no build step writes",
         f"{drawing.relative_to(site_copy).as_posix()}: svg#extra node 'y' text[data-trace=FORWARD.output]: "
         'expected "[1, −3.25]", found "[1, −3.5]"',
         f"{drawing.relative_to(site_copy).as_posix()}: svg#extra node 'y' text: "
@@ -455,9 +458,13 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     lines = text.splitlines()
     assert "junk.html: file: expected a regular file, found a named pipe (FIFO) (skipped)" in lines
     assert "elsewhere: file: expected a regular file, found a link to a folder (not followed) (skipped)" in lines
+    unwritten = "file: expected a file the build writes (a page, a download or a copied file), found a file no build step writes"
     assert [line for line in lines if line.startswith("garbage.html")] == [
-        "garbage.html: file: expected a UTF-8 HTML document, found bytes that are not UTF-8 (invalid start byte at byte 128)"
+        "garbage.html: file: expected a UTF-8 HTML document, found bytes that are not UTF-8 (invalid start byte at byte 128)",
+        f"garbage.html: {unwritten}",
     ]
+    for name in ("escape.html", "many.html", "deep.html", "entity.svg"):
+        assert f"{name}: {unwritten}" in lines
     assert "\x1b" not in text and "\x07" not in text
     assert "deep.html: file: expected a readable HTML document, found elements nested more than 200 deep" in lines
     assert any(
@@ -466,8 +473,9 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     ), lines
     assert any(line.startswith("escape.html: p") and "\\x1b" in line for line in lines), lines
     many = [line for line in lines if line.startswith("many.html")]
-    assert len(many) == 26 and many[-1] == "many.html: … 475 more problems in this file (500 in all)"
-    assert len(result.problems) == 1 + 1 + 1 + 3 + 500 + 2  # the escape sequences hold 0 and 2 besides the 42
+    assert len(many) == 26 and many[-1] == "many.html: … 476 more problems in this file (501 in all)"
+    added = 5  # the five regular files no build step writes
+    assert len(result.problems) == 1 + 1 + 1 + 3 + 500 + 2 + added  # the escape sequences hold 0 and 2 besides the 42
 
 
 def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
@@ -476,7 +484,11 @@ def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
         css.read_text(encoding="utf-8") + '\n.md-typeset h1::after { content: " (99.9 percent)" }\n', encoding="utf-8"
     )
     found = [p.line() for p in check_site(site_copy, prepared).problems]
-    assert len(found) == 1 and found[0].startswith("stylesheets/site.css: content:") and "'99.9'" in found[0], found
+    assert len(found) == 2 and found[0].startswith("stylesheets/site.css: content:") and "'99.9'" in found[0], found
+    assert (
+        found[1]
+        == "stylesheets/site.css: file: expected the bytes of docs/stylesheets/site.css, found bytes that differ"
+    )
 
 
 def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):

@@ -1001,6 +1001,72 @@ def check_heading(root: etree._Element, page: str, heading: str) -> list[Problem
     return problems
 
 
+# -- what a page embeds ------------------------------------------------------------------
+
+# Elements that show another document inside the page: the check reads only one written into the page
+# (``srcdoc``, a ``data:`` URI of text or a drawing); one fetched from elsewhere it would never see.
+FRAMES = frozenset({"iframe", "frame", "object", "embed", "portal", "fencedframe"})
+# Pictures whose pixels the check cannot read for numbers; a drawing (SVG) it reads like a page.
+RASTER = re.compile(r"\.(?:png|apng|jpe?g|jfif|pjpeg|pjp|gif|webp|avif|bmp|ico|cur|tiff?|heic|heif|jxl)$", re.I)
+_PICTURE_SOURCES = ("src", "srcset", "href", "data", "poster")
+
+
+def _plain_attribute_values(el: etree._Element, names: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(plain name, value) of the element's attributes among ``names``, whatever their namespace."""
+    for attr, value in el.attrib.items():
+        plain = _plain_attribute(attr)
+        if plain in names and value.strip():
+            yield plain, value.strip()
+
+
+def _raster(value: str, srcset: bool) -> bool:
+    """Whether a picture's address names a raster picture: by its ``data:`` type, or by its file's suffix."""
+    candidates = [c.strip().split()[0] for c in value.split(",") if c.strip()] if srcset else [value]
+    for candidate in candidates:
+        if candidate[:5].lower() == "data:":
+            found = _DATA_URI.match(candidate)
+            kind = found.group("type").strip().lower() if found else ""
+            if kind.startswith("image/") and kind != "image/svg+xml":
+                return True
+            continue
+        path = urllib.parse.urlsplit(candidate).path
+        if RASTER.search(path):
+            return True
+    return False
+
+
+def check_embedded(root: etree._Element, page: str) -> list[Problem]:
+    """Frames of other documents and raster pictures: what a reader sees there, the check cannot read."""
+    problems: list[Problem] = []
+    for i, el in enumerate(root.iter()):
+        if not isinstance(el.tag, str):
+            continue
+        name = local(el.tag)
+        if name in FRAMES:
+            sources = dict(_plain_attribute_values(el, ("src", "data", "srcdoc")))
+            readable = "srcdoc" in sources or any(
+                v[:5].lower() == "data:" and data_uri_text(v) is not None for v in sources.values()
+            )
+            if sources and not readable:
+                where = quote(next(iter(sources.values())), 80)
+                problems.append(
+                    Problem(page, i, name, "no frame of another document (the check reads only this page)", where)
+                )
+        elif name in ("img", "source", "input", "image", "video", "picture", "use", "feimage"):
+            for attr, value in _plain_attribute_values(el, _PICTURE_SOURCES):
+                if _raster(value, attr == "srcset"):
+                    problems.append(
+                        Problem(
+                            page,
+                            i,
+                            f"{name}[{attr}]",
+                            "a drawing the check can read (SVG) or text",
+                            f"a raster picture {quote(value, 80)}",
+                        )
+                    )
+    return problems
+
+
 # -- a whole document -------------------------------------------------------------------
 
 
@@ -1016,6 +1082,7 @@ def check_document(
     check_values(doc, facts, report)
     check_excerpts(doc, sources, report)
     check_numbers(doc, facts.names, report, shown_attributes=shown_attributes)
+    report.problems += check_embedded(root, page)
     return report
 
 

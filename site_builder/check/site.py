@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib.resources
 import itertools
 import json
 import os
@@ -19,7 +20,7 @@ from lxml import etree
 from ..errors import UsageError, os_error
 from ..i18n import LANGUAGES, SOURCE, localized_path, source_name
 from ..numerals import scan
-from ..project import Project
+from ..project import Project, read_mkdocs_yml
 from . import places
 from .charts import check_charts, check_diagrams
 from .coverage import EntryError, Node, Shown, index, is_shown, parse_entry
@@ -245,6 +246,7 @@ def check_site(site_dir: Path, prepared: Setup | None = None, verdicts: Verdicts
         result.problems += check_downloads(site_dir, fresh_page, prepared, links.get(fresh_page.html_path))
     result.problems += check_twins(prepared.fresh, shown)
     result.problems += check_missing(site_dir, prepared)
+    result.problems += check_unexpected(site_dir, prepared)
     result.sort()
     return result
 
@@ -541,4 +543,72 @@ def check_missing(site_dir: Path, prepared: Setup) -> list[Problem]:
     for page, origin in expected_pages(prepared):
         if not (site_dir / page).is_file():
             problems.append(Problem(page, 0, "page", f"the built page of {origin}", "no file"))
+    return problems
+
+
+# Files the build itself writes besides the pages: MkDocs's error page and sitemap, and each language's search
+# index and sitemap (the Russian ones under ru/).
+BUILT = frozenset(
+    {
+        "404.html",
+        "sitemap.xml",
+        "sitemap.xml.gz",
+        *(localized_path(name, lang) for lang in LANGUAGES for name in (SEARCH_INDEX, "sitemap.xml", "sitemap.xml.gz")),
+    }
+)
+
+
+def copied_from(prepared: Setup) -> list[Path]:
+    """The folders whose files the build copies into the site as they are, first match first: the theme's
+    overrides (``custom_dir``), Material's own theme files, then ``docs/``."""
+    folders: list[Path] = []
+    config = prepared.project.root / "mkdocs.yml"
+    if config.is_file():
+        theme = read_mkdocs_yml(config, ignore_tags=True).get("theme")
+        custom = theme.get("custom_dir") if isinstance(theme, dict) else None
+        if isinstance(custom, str):
+            folders.append(prepared.project.root / custom)
+    folders.append(Path(str(importlib.resources.files("material") / "templates")))
+    folders.append(prepared.docs_dir)
+    return folders
+
+
+def check_unexpected(site_dir: Path, prepared: Setup) -> list[Problem]:
+    """Every file of the site is one the build writes: a page, a download, a file it builds (search index,
+    sitemap), or a byte-identical copy of a theme or ``docs/`` file. Anything else a reader could be shown
+    (a picture, a frame's document, a changed script) would never have been checked."""
+    known = {page for page, _ in expected_pages(prepared)} | set(BUILT)
+    for p in prepared.fresh.pages:
+        known |= {download_file(site_dir, p, name).relative_to(site_dir).as_posix() for name in p.downloads or {}}
+    folders = copied_from(prepared)
+    # The theme's language switch reads a sitemap.xml beside each page: a copy of the site's own.
+    sitemaps = {posixpath.join(posixpath.dirname(page), "sitemap.xml") for page, _ in expected_pages(prepared)}
+    problems: list[Problem] = []
+    for folder, dirs, names in os.walk(site_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(folder) / name
+            relative = path.relative_to(site_dir).as_posix()
+            if relative in known or not path.is_file():
+                continue  # a page, a download or a built file; what is no regular file is reported already
+            if relative in sitemaps:
+                source: Path | None = site_dir / "sitemap.xml"
+            else:
+                source = next((f / relative for f in folders if (f / relative).is_file()), None)
+            if source is None:
+                problems.append(
+                    Problem(
+                        relative,
+                        0,
+                        "file",
+                        "a file the build writes (a page, a download or a copied file)",
+                        "a file no build step writes",
+                    )
+                )
+            elif _read(path) != _read(source):
+                problems.append(
+                    Problem(
+                        relative, 0, "file", f"the bytes of {prepared.project.display(source)}", "bytes that differ"
+                    )
+                )
     return problems
