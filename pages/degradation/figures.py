@@ -47,6 +47,7 @@ SHORT_RU = {
     "residual": "остаточный",
     "scaled-residual": "масштабированный",
 }
+TITLE = {"en": "Training loss of four stacks against the step", "ru": "Потери четырёх стеков в зависимости от шага"}
 STEP_AXIS_RU = Axis("шаг обучения", STEP_AXIS.ticks_key, STEP_AXIS.tick_format, STEP_AXIS.kind)
 LOSS_AXIS_RU = Axis("потери на обучающих данных", LOSS_AXIS.ticks_key, LOSS_AXIS.tick_format, LOSS_AXIS.kind)
 
@@ -106,7 +107,7 @@ def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, st
         out[f"curves-{depth}"] = line_chart(
             facts,
             chart_id=f"degradation-curves-{depth}",
-            title="Потери четырёх стеков в зависимости от шага" if ru else "Training loss of four stacks against the step",
+            title=TITLE[lang],
             description=_description_ru(t, depth) if ru else _description(t, depth),
             x=STEP_AXIS_RU if ru else STEP_AXIS,
             y=LOSS_AXIS_RU if ru else LOSS_AXIS,

@@ -11,7 +11,7 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import golden, nan_spirals_stop, nan_stops
 from pages.degradation import fixtures as fx
-from pages.degradation.figures import LABEL, _description
+from pages.degradation.figures import LABEL, LABEL_RU, _description, _description_ru
 from pages.degradation.trace import ARMS, BUDGETS, DEPTHS, RATES, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
 from site_builder.measure import MIN_SEEDS, compare
@@ -160,11 +160,11 @@ def test_a_nan_in_the_spirals_stops_the_page_before_training(field):
 def test_chart_descriptions_follow_the_numbers():
     lowest = min(ARMS, key=lambda arm: getattr(TRACE.curves[-1], column(arm, DEPTHS[-1])).median)
     assert f"the lowest median belongs to the {LABEL[lowest]} stack" in _description(TRACE, DEPTHS[-1])
-    swapped = dataclasses.replace(
-        TRACE.curves[-1], plain_8=dataclasses.replace(TRACE.curves[-1].plain_8, median=-1.0)
-    )
+    swapped = dataclasses.replace(TRACE.curves[-1], plain_8=dataclasses.replace(TRACE.curves[-1].plain_8, median=-1.0))
     flipped = dataclasses.replace(TRACE, curves=(*TRACE.curves[:-1], swapped))
     assert "the lowest median belongs to the plain stack" in _description(flipped, DEPTHS[-1])
+    assert f"самая низкая медиана у стека «{LABEL_RU[lowest]}»" in _description_ru(TRACE, DEPTHS[-1])
+    assert "самая низкая медиана у стека «обычный»" in _description_ru(flipped, DEPTHS[-1])
 
 
 # ------------------------------------------------------------------ parsing
