@@ -1,12 +1,13 @@
-"""The degradation charts: every arm's training loss against the step at each depth, its seeds' range as a band."""
+"""The degradation charts: every arm's training loss against the step at each depth, its seeds' range as a band,
+with their words in the page's language."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Series, Value, decade_ticks, linear_ticks
-from site_builder.render.training_charts import loss_chart
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.training_charts import LOSS_AXIS, STEP_AXIS
 
 from .trace import ARMS, COLUMNS, DEPTHS, RECORDED, STEPS, Trace
 
@@ -27,9 +28,32 @@ LABEL = {
 
 SHORT = {"plain": "plain", "normalized-plain": "normalized", "residual": "residual", "scaled-residual": "scaled"}
 
+# The Russian words of the same charts: the stacks' names as the Russian page uses them.
+LOOK_RU = {
+    "plain": "ромбы, соединённые пунктиром",
+    "normalized-plain": "треугольники, соединённые пунктиром",
+    "residual": "кружки, соединённые штриховой линией",
+    "scaled-residual": "квадраты, соединённые сплошной линией",
+}
+LABEL_RU = {
+    "plain": "обычный",
+    "normalized-plain": "нормализованный обычный",
+    "residual": "остаточный",
+    "scaled-residual": "масштабированный остаточный",
+}
+SHORT_RU = {
+    "plain": "обычный",
+    "normalized-plain": "нормализованный",
+    "residual": "остаточный",
+    "scaled-residual": "масштабированный",
+}
+TITLE = {"en": "Training loss of four stacks against the step", "ru": "Потери четырёх стеков в зависимости от шага"}
+STEP_AXIS_RU = Axis("шаг обучения", STEP_AXIS.ticks_key, STEP_AXIS.tick_format, STEP_AXIS.kind)
+LOSS_AXIS_RU = Axis("потери на обучающих данных", LOSS_AXIS.ticks_key, LOSS_AXIS.tick_format, LOSS_AXIS.kind)
+
 
 def key(arm: str, depth: int) -> str:
-    """The text name of an arm's field in CURVE records: ``normalized-plain-12``."""
+    """The text name of an arm's field in CURVE records: ``normalized-plain-8``."""
     return f"{arm}-{depth}"
 
 
@@ -38,9 +62,13 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     return {"DERIVED.chart.step-ticks": linear_ticks(0, STEPS), "DERIVED.chart.loss-ticks": decade_ticks(ends)}
 
 
+def _ranked(t: Trace, depth: int) -> list[str]:
+    return sorted(ARMS, key=lambda arm: getattr(t.curves[-1], key(arm, depth).replace("-", "_")).median)
+
+
 def _description(t: Trace, depth: int) -> str:
     looks = " ".join(f"{LABEL[arm].capitalize()}: {LOOK[arm]}." for arm in ARMS)
-    ranked = sorted(ARMS, key=lambda arm: getattr(t.curves[-1], key(arm, depth).replace("-", "_")).median)
+    ranked = _ranked(t, depth)
     return (
         "Median training loss over the seeds against the training step, on a logarithmic scale, each stack at its "
         f"own best learning rate; a shaded band spans the seeds from the lowest to the highest; the legend gives "
@@ -50,23 +78,39 @@ def _description(t: Trace, depth: int) -> str:
     )
 
 
-def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
+def _description_ru(t: Trace, depth: int) -> str:
+    looks = " ".join(f"{LABEL_RU[arm].capitalize()}: {LOOK_RU[arm]}." for arm in ARMS)
+    ranked = _ranked(t, depth)
+    return (
+        "Медиана потерь на обучающих данных по сидам в зависимости от шага обучения, в логарифмическом масштабе; "
+        "каждый стек обучен со своей лучшей скоростью обучения; закрашенная полоса тянется от самого низкого сида "
+        f"до самого высокого; в легенде — медиана каждого стека после последнего шага. {looks} "
+        f"После последнего шага самая низкая медиана у стека «{LABEL_RU[ranked[0]]}», самая высокая — у стека "
+        f"«{LABEL_RU[ranked[-1]]}»; какие различия выходят за разброс, говорит таблица ниже."
+    )
+
+
+def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
+    ru = lang == "ru"
+    short, fmt = (SHORT_RU, "measured-ru") if ru else (SHORT, "measured")
     out: dict[str, str] = {}
     for depth in DEPTHS:
         series = [
             Series(
-                (f"{SHORT[arm]}: ", Value(f"CURVE[{STEPS}].{key(arm, depth)}", "measured")),
+                (f"{short[arm]}: ", Value(f"CURVE[{STEPS}].{key(arm, depth)}", fmt)),
                 tuple((f"CURVE[{s}].step", f"CURVE[{s}].{key(arm, depth)}") for s in RECORDED),
                 STYLE[arm],
                 band=True,
             )
             for arm in ARMS
         ]
-        out[f"curves-{depth}"] = loss_chart(
+        out[f"curves-{depth}"] = line_chart(
             facts,
             chart_id=f"degradation-curves-{depth}",
-            title="Training loss of four stacks against the step",
-            description=_description(t, depth),
-            series=series,
+            title=TITLE[lang],
+            description=_description_ru(t, depth) if ru else _description(t, depth),
+            x=STEP_AXIS_RU if ru else STEP_AXIS,
+            y=LOSS_AXIS_RU if ru else LOSS_AXIS,
+            series=tuple(series),
         )
     return out

@@ -11,7 +11,7 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import golden, nan_spirals_stop, nan_stops
 from pages.degradation import fixtures as fx
-from pages.degradation.figures import LABEL, _description
+from pages.degradation.figures import LABEL, LABEL_RU, _description, _description_ru
 from pages.degradation.trace import ARMS, BUDGETS, DEPTHS, RATES, RECORDED, SEEDS, Trace, column
 from site_builder.autograd import parameter, tensor
 from site_builder.measure import MIN_SEEDS, compare
@@ -88,7 +88,7 @@ def test_the_stacks_of_a_seed_start_from_the_same_draws_and_differ_only_where_th
 def test_the_normalized_plain_stack_keeps_its_signal_at_any_depth():
     draws = [fx.seed_draws(C, s) for s in SEEDS[:2]]
     data = C.task.dataset()
-    _, top = fx.build(C, draws, "normalized-plain", 12).stream(data)
+    _, top = fx.build(C, draws, "normalized-plain", DEPTHS[-1]).stream(data)
     np.testing.assert_allclose(np.mean(top.data**2, axis=-1), 1.0, rtol=1e-3)  # every row at mean square one
 
 
@@ -134,12 +134,16 @@ def test_the_start_losses_are_the_first_curve_point():
         assert s.loss == getattr(TRACE.curves[0], column(s.arm, s.depth))
 
 
-def test_what_was_measured_no_depth_effect_exceeds_the_spread_but_the_scaled_residual_stack_beats_the_plain_one():
+def test_what_was_measured_only_the_unnormalized_plain_stack_ends_worse_deeper_and_the_residual_stacks_beat_it():
     """Not a law: what this set-up measured. If a change flips it, the page's words flip with it, and this test
     says so loudly."""
-    assert {e.deep for e in TRACE.effects if e.budget == BUDGETS[-1]} == {"indistinguishable"}
+    effects = {(e.arm, e.budget): e.deep for e in TRACE.effects}
+    assert effects[("plain", BUDGETS[-1])] == "higher"
+    assert {effects[("normalized-plain", b)] for b in BUDGETS} == {"indistinguishable"}
     orders = {(v.depth, v.arm, v.budget): v.order for v in TRACE.versus}
-    assert orders[(DEPTHS[-1], "scaled-residual", BUDGETS[-1])] == "lower"
+    assert orders[(DEPTHS[-1], "residual", BUDGETS[0])] == "indistinguishable"
+    assert orders[(DEPTHS[-1], "residual", BUDGETS[-1])] == "lower"
+    assert {orders[(DEPTHS[-1], "scaled-residual", b)] for b in BUDGETS} == {"lower"}
 
 
 @pytest.mark.parametrize("field", ["eps"])
@@ -154,13 +158,13 @@ def test_a_nan_in_the_spirals_stops_the_page_before_training(field):
 
 # ------------------------------------------------------------------ what the charts say to a screen reader
 def test_chart_descriptions_follow_the_numbers():
-    lowest = min(ARMS, key=lambda arm: getattr(TRACE.curves[-1], column(arm, 12)).median)
-    assert f"the lowest median belongs to the {LABEL[lowest]} stack" in _description(TRACE, 12)
-    swapped = dataclasses.replace(
-        TRACE.curves[-1], plain_12=dataclasses.replace(TRACE.curves[-1].plain_12, median=-1.0)
-    )
+    lowest = min(ARMS, key=lambda arm: getattr(TRACE.curves[-1], column(arm, DEPTHS[-1])).median)
+    assert f"the lowest median belongs to the {LABEL[lowest]} stack" in _description(TRACE, DEPTHS[-1])
+    swapped = dataclasses.replace(TRACE.curves[-1], plain_8=dataclasses.replace(TRACE.curves[-1].plain_8, median=-1.0))
     flipped = dataclasses.replace(TRACE, curves=(*TRACE.curves[:-1], swapped))
-    assert "the lowest median belongs to the plain stack" in _description(flipped, 12)
+    assert "the lowest median belongs to the plain stack" in _description(flipped, DEPTHS[-1])
+    assert f"самая низкая медиана у стека «{LABEL_RU[lowest]}»" in _description_ru(TRACE, DEPTHS[-1])
+    assert "самая низкая медиана у стека «обычный»" in _description_ru(flipped, DEPTHS[-1])
 
 
 # ------------------------------------------------------------------ parsing

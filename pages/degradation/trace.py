@@ -1,4 +1,4 @@
-"""Trace format ``degradation-v2``: plain and residual stacks of two depths, trained on two spirals, each arm at
+"""Trace format ``degradation-v3``: plain and residual stacks of two depths, trained on two spirals, each arm at
 its own best learning rate.
 
 Every loss is a measured result (``Measured``): the median over the seeds, the smallest and the largest seed,
@@ -14,12 +14,12 @@ from typing import Annotated
 from site_builder.trace import Bool, Int, Measured, Real, Sci, choice, lines, record, trace_format
 from site_builder.training_trace import TaskRecord
 
-DEPTHS = (2, 12)
+DEPTHS = (2, 8)
 ARMS = ("plain", "normalized-plain", "residual", "scaled-residual")
 RATES = (1e-3, 3e-3, 1e-2)
 SEEDS = tuple(range(1, 9))
-STEPS = 160
-BUDGETS = (80, 160)  # the step budgets a result is reported at; the last is STEPS
+STEPS = 120
+BUDGETS = (60, 120)  # the step budgets a result is reported at; the last is STEPS
 EVERY = 20
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
 ORDERS = ("lower", "higher", "indistinguishable")
@@ -68,14 +68,14 @@ class Curve:
     normalized_plain_2: Measured
     residual_2: Measured
     scaled_residual_2: Measured
-    plain_12: Measured
-    normalized_plain_12: Measured
-    residual_12: Measured
-    scaled_residual_12: Measured
+    plain_8: Measured
+    normalized_plain_8: Measured
+    residual_8: Measured
+    scaled_residual_8: Measured
 
 
 def column(arm: str, depth: int) -> str:
-    """The attribute of a CURVE record that holds one arm's loss: ``normalized_plain_12`` (``normalized-plain-12`` in the text)."""
+    """The attribute of a CURVE record that holds one arm's loss: ``normalized_plain_8`` (``normalized-plain-8`` in the text)."""
     return f"{arm.replace('-', '_')}_{depth}"
 
 
@@ -101,7 +101,7 @@ class Versus:
     order: Order
 
 
-@trace_format("degradation-v2")
+@trace_format("degradation-v3")
 class Trace:
     task: TaskRecord
     setup: Setup
