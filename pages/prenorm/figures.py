@@ -115,12 +115,23 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     return facts
 
 
+def tilt(tilted: bool, median: float) -> str:
+    """Which way the last block's gradient lies from the first block's: ``lower``, ``higher`` (beyond the
+    spread, the median tells which) or ``indistinguishable``."""
+    if not tilted:
+        return "indistinguishable"
+    return "lower" if median < 1 else "higher"
+
+
 def _profile_description(t: Trace, depth: int, lang: str = "en") -> str:
     w = _words(lang)
     start = next(s for s in t.starts if s.depth == depth)
     trends = []
     for layout in LAYOUTS:
-        trend = w["trend"][start.pre_order if layout == "pre" else start.post_order]
+        tilted, growth = (
+            (start.pre_tilted, start.pre_growth) if layout == "pre" else (start.post_tilted, start.post_growth)
+        )
+        trend = w["trend"][tilt(tilted, growth.median)]
         trends.append(w["profile_trend"].format(layout=w["label"][layout], trend=trend))
     looks = " ".join(f"{w['name'][layout]}: {w['look'][layout]}." for layout in LAYOUTS)
     text = "; ".join(trends)

@@ -231,9 +231,9 @@ def profile_depth(c: Constants, data: Dataset, draws: list[BlockDraws], depth: i
         ratio,
         pre_growth,
         post_growth,
-        compare(ratio, one),
-        compare(pre_growth, one),
-        compare(post_growth, one),
+        compare(ratio, one) != "indistinguishable",
+        compare(pre_growth, one) != "indistinguishable",
+        compare(post_growth, one) != "indistinguishable",
     )
     return profiles, start
 
@@ -251,7 +251,7 @@ def run(c: Constants = Constants()) -> Run:
     draws = with_twins([seed_draws(c, s) for s in SEEDS])
     results = {arm: train_arm(c, data, draws, arm) for arm in ARMS}
     sweeps = tuple(
-        Sweep(arm, rate, r.losses[i][-1], i == r.chosen, compare(r.losses[i][-1], r.losses[r.chosen][-1]))
+        Sweep(arm, rate, r.losses[i][-1], i == r.chosen, compare(r.losses[i][-1], r.losses[r.chosen][-1]) == "higher")
         for arm, r in results.items()
         for i, rate in enumerate(RATES)
     )
@@ -259,7 +259,7 @@ def run(c: Constants = Constants()) -> Run:
     bar = c.task.record().chance_loss / c.fit_divisor
     line = Measurement(bar, bar, bar, 0.0, 0.0)  # the bar itself, exact
     versus = tuple(
-        Versus(arm, other, b, compare(results[arm].at(b), results[other].at(b)))
+        Versus(arm, other, b, compare(results[arm].at(b), results[other].at(b)) != "indistinguishable")
         for arm, other in PAIRS
         for b in BUDGETS
     )
@@ -267,9 +267,9 @@ def run(c: Constants = Constants()) -> Run:
         ArmLine(
             arm,
             RATES[r.chosen],
-            compare(r.at(BUDGETS[0]), line),
-            compare(r.at(BUDGETS[-1]), line),
-            compare(r.at(BUDGETS[-1]), r.at(BUDGETS[0])),
+            compare(r.at(BUDGETS[0]), line) == "lower",
+            compare(r.at(BUDGETS[-1]), line) == "lower",
+            compare(r.at(BUDGETS[-1]), r.at(BUDGETS[0])) == "lower",
         )
         for arm, r in results.items()
     )

@@ -11,7 +11,7 @@ from trace_cases import Golden, assert_rejects, rejections
 
 from helpers import golden, nan_spirals_stop, nan_stops
 from pages.prenorm import fixtures as fx
-from pages.prenorm.figures import WORDS, _loss_description, _profile_description
+from pages.prenorm.figures import WORDS, _loss_description, _profile_description, tilt
 from pages.prenorm.trace import (
     ARMS,
     BUDGETS,
@@ -125,10 +125,10 @@ def test_each_arm_is_reported_at_the_rate_no_other_rate_beats():
         rows = [s for s in TRACE.sweeps if s.arm == arm]
         assert sum(s.chosen for s in rows) == 1
         chosen = next(s for s in rows if s.chosen)
-        assert all(s.versus_chosen != "lower" for s in rows)
         assert getattr(TRACE.curves[-1], arm.replace("-", "_")) == chosen.loss
         assert next(a for a in TRACE.arms if a.arm == arm).rate == chosen.rate
-        assert [s.versus_chosen for s in rows] == [compare(s.loss, chosen.loss) for s in rows]
+        assert [s.worse for s in rows] == [compare(s.loss, chosen.loss) == "higher" for s in rows]
+        assert all(compare(s.loss, chosen.loss) != "lower" for s in rows)  # no rate beats the chosen one
 
 
 def test_the_verdicts_are_the_comparisons_of_the_measured_results():
@@ -139,24 +139,21 @@ def test_the_verdicts_are_the_comparisons_of_the_measured_results():
         return getattr(TRACE.curves[RECORDED.index(step)], arm.replace("-", "_"))
 
     for v in TRACE.versus:
-        assert v.order == compare(loss(v.arm, v.budget), loss(v.other, v.budget))
+        assert v.differs == (compare(loss(v.arm, v.budget), loss(v.other, v.budget)) != "indistinguishable")
     for a in TRACE.arms:
-        assert a.fit_early == compare(loss(a.arm, BUDGETS[0]), line)
-        assert a.fit == compare(loss(a.arm, BUDGETS[-1]), line)
-        assert a.falling == compare(loss(a.arm, BUDGETS[-1]), loss(a.arm, BUDGETS[0]))
+        assert a.fit_early == (compare(loss(a.arm, BUDGETS[0]), line) == "lower")
+        assert a.fit == (compare(loss(a.arm, BUDGETS[-1]), line) == "lower")
+        assert a.falling == (compare(loss(a.arm, BUDGETS[-1]), loss(a.arm, BUDGETS[0])) == "lower")
     one = Measurement(1.0, 1.0, 1.0, 0.0, 0.0)
     for s in TRACE.starts:
-        assert (s.pre_order, s.post_order, s.input_order) == (
-            compare(s.pre_growth, one),
-            compare(s.post_growth, one),
-            compare(s.input_ratio, one),
-        )
+        orders = (compare(s.pre_growth, one), compare(s.post_growth, one), compare(s.input_ratio, one))
+        assert (s.pre_tilted, s.post_tilted, s.input_differs) == tuple(o != "indistinguishable" for o in orders)
 
 
 def test_what_was_measured_pre_norms_profile_falls_toward_the_output_and_training_does_not_separate_the_arms():
     """Not a law: what this set-up measured. A change that flips it flips the page's words, and this test says so."""
-    assert {s.pre_order for s in TRACE.starts} == {"lower"}
-    assert {v.order for v in TRACE.versus} == {"indistinguishable"}
+    assert all(s.pre_tilted and s.pre_growth.median < 1 for s in TRACE.starts)
+    assert not any(v.differs for v in TRACE.versus)
 
 
 @pytest.mark.parametrize("field", ["eps", "fit_divisor"])
@@ -185,8 +182,15 @@ def test_chart_descriptions_follow_the_numbers(lang):
     trend = WORDS[lang]["trend"]
     deep = TRACE.starts[-1]
     said = _profile_description(TRACE, deep.depth, lang)
-    assert pre + trend[deep.pre_order] in said and post + trend[deep.post_order] in said
-    flipped = dataclasses.replace(deep, pre_order="higher", post_order="lower")
+    pre_way, post_way = tilt(deep.pre_tilted, deep.pre_growth.median), tilt(deep.post_tilted, deep.post_growth.median)
+    assert pre + trend[pre_way] in said and post + trend[post_way] in said
+    flipped = dataclasses.replace(
+        deep,
+        pre_tilted=True,
+        pre_growth=dataclasses.replace(deep.pre_growth, median=2.0),
+        post_tilted=True,
+        post_growth=dataclasses.replace(deep.post_growth, median=0.5),
+    )
     said = _profile_description(dataclasses.replace(TRACE, starts=(*TRACE.starts[:-1], flipped)), deep.depth, lang)
     assert pre + trend["higher"] in said and post + trend["lower"] in said
     swapped = dataclasses.replace(

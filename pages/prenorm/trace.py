@@ -6,7 +6,8 @@ digits they leave standing. PROFILE lines hold, for one block of one depth, the 
 that block's two weight matrices in each layout at initialization; START lines the gradient reaching the stack's
 input and how the profile changes from the first block to the last. SWEEP lines hold every trained arm's loss at
 every learning rate tried; CURVE lines each arm's loss at its chosen rate at each recorded step; VERSUS and ARM
-lines the comparisons the page's sentences are chosen by.
+lines the comparisons the page's sentences are chosen by, each
+true only where the difference exceeds the uncertainties.
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ WARMUP = 20  # post-warmup's rate grows linearly over this many steps
 BUDGETS = (40, 80)  # the step budgets a result is reported at; the last is STEPS
 EVERY = 10
 RECORDED = tuple(range(0, STEPS + 1, EVERY))
-ORDERS = ("lower", "higher", "indistinguishable")
 PAIRS = (("post-norm", "pre-norm"), ("post-norm-warm-up", "pre-norm"), ("post-norm-warm-up", "post-norm"))
 
 Arm = Annotated[str, choice(*ARMS)]
-Order = Annotated[str, choice(*ORDERS)]
 
 
 @record("SETUP")
@@ -69,9 +68,9 @@ class Start:
     input_ratio: Measured  # pre-norm's input gradient over post-norm's, seed by seed
     pre_growth: Measured  # the last block's gradient over the first block's, seed by seed
     post_growth: Measured
-    input_order: Order  # input_ratio against one: higher means pre-norm passes more gradient to the input
-    pre_order: Order  # pre_growth against one: higher means the gradient grows toward the output
-    post_order: Order
+    input_differs: Bool  # input_ratio differs from one beyond its uncertainty (its median says which way)
+    pre_tilted: Bool  # pre_growth differs from one beyond its uncertainty: the profile tilts
+    post_tilted: Bool
 
 
 @record("SWEEP", index=("arm", "rate"))
@@ -80,7 +79,7 @@ class Sweep:
     rate: Sci  # Adam's peak learning rate, default betas and eps
     loss: Measured  # after the last step
     chosen: Bool  # the rate whose median final loss is lowest for this arm
-    versus_chosen: Order  # this rate's loss against the chosen rate's, beyond both uncertainties
+    worse: Bool  # this rate's loss is higher than the chosen rate's beyond both uncertainties
 
 
 @record("CURVE", index="step")
@@ -100,16 +99,16 @@ class Versus:
     arm: Arm
     other: Arm
     budget: Int
-    order: Order
+    differs: Bool  # the two losses differ beyond both uncertainties (the medians say which way)
 
 
 @record("ARM", index="arm")
 class ArmLine:
     arm: Arm
     rate: Sci  # the chosen rate
-    fit_early: Order  # the loss after the first budget against the fit bar: lower means it fit the points
-    fit: Order  # the same after the last step
-    falling: Order  # the loss after the last step against the loss after the first budget
+    fit_early: Bool  # the loss after the first budget is below the fit bar beyond its uncertainty
+    fit: Bool  # the same after the last step
+    falling: Bool  # the loss after the last step is lower than after the first budget, beyond both uncertainties
 
 
 @trace_format("prenorm-v2")
