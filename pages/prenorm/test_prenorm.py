@@ -1,4 +1,4 @@
-"""Pre-norm against post-norm: the layouts, the gradient profile, the trace's arithmetic and bit-identical training."""
+"""Pre-norm against post-norm: the layouts, the gradient profile, the trace's verdicts and bit-identical training."""
 
 from __future__ import annotations
 
@@ -9,17 +9,24 @@ import numpy as np
 import pytest
 from trace_cases import Golden, assert_rejects, rejections
 
-from helpers import (
-    assert_curve_ends_are_seed_means,
-    golden,
-    nan_spirals_stop,
-    nan_stops,
-)
+from helpers import golden, nan_spirals_stop, nan_stops
 from pages.prenorm import fixtures as fx
-from pages.prenorm.figures import _loss_description, _profile_description
-from pages.prenorm.trace import COLUMNS, PROFILE_DEPTHS, PROFILE_SEEDS, RECORDED, SEEDS, TRAIN_DEPTHS, Trace
+from pages.prenorm.figures import WORDS, _loss_description, _profile_description, tilt
+from pages.prenorm.trace import (
+    ARMS,
+    BUDGETS,
+    PAIRS,
+    PROFILE_DEPTHS,
+    PROFILE_SEEDS,
+    RATES,
+    RECORDED,
+    SEEDS,
+    Trace,
+)
 from site_builder.autograd import parameter, tensor
+from site_builder.measure import MIN_SEEDS, compare
 from site_builder.trace import layout_of
+from site_builder.trace.numbers import Measurement
 
 parse = layout_of(Trace).parse
 C = fx.Constants()
@@ -82,6 +89,12 @@ def test_both_layouts_of_a_seed_start_from_the_same_draws():
     assert np.std(np.concatenate(draws[0].second)) == pytest.approx(math.sqrt(2 / C.width), rel=0.05)
 
 
+def test_the_arms_are_the_two_layouts_and_only_the_warm_up_arm_warms_up():
+    assert [fx.LAYOUT_OF[a] for a in ARMS] == ["pre", "post", "post"]
+    assert [fx.WARMUP_OF[a] > 0 for a in ARMS] == [False, False, True]
+    assert TRACE.setup.warmup == fx.WARMUP_OF["post-norm-warm-up"] < TRACE.setup.steps
+
+
 def test_the_profile_is_each_models_gradient_norm_and_leaves_no_gradient_behind():
     data = C.task.dataset()
     models = fx.build(C, [fx.seed_draws(C, s) for s in (1, 2)], "post", 3)
@@ -95,35 +108,55 @@ def test_the_profile_is_each_models_gradient_norm_and_leaves_no_gradient_behind(
     np.testing.assert_allclose(inputs[1], inputs_alone[0], rtol=1e-12)
 
 
-def test_the_geometric_mean_averages_logarithms():
-    assert fx.geometric_mean(np.array([1e-4, 1e-2])) == pytest.approx(1e-3)
-
-
 # ------------------------------------------------------------------ the trace
-def test_the_trace_covers_every_block_depth_step_and_seed():
+def test_the_trace_covers_every_block_depth_arm_rate_and_step_over_at_least_eight_seeds():
     assert [(p.depth, p.block) for p in TRACE.profiles] == [(d, b) for d in PROFILE_DEPTHS for b in range(1, d + 1)]
-    assert [i.depth for i in TRACE.inputs] == list(PROFILE_DEPTHS)
-    assert [c.step for c in TRACE.curves] == list(RECORDED)
-    assert [f.seed for f in TRACE.finals] == list(SEEDS)
-    assert set(TRAIN_DEPTHS) <= set(PROFILE_DEPTHS) and set(SEEDS) <= set(PROFILE_SEEDS)
-    assert COLUMNS == ("pre_6", "post_6", "pre_24", "post_24")
+    assert [s.depth for s in TRACE.starts] == list(PROFILE_DEPTHS)
+    assert [c.step for c in TRACE.curves] == list(RECORDED) and RECORDED[-1] == TRACE.setup.steps == BUDGETS[-1]
+    assert [(s.arm, s.rate) for s in TRACE.sweeps] == [(a, r) for a in ARMS for r in RATES]
+    assert [(v.arm, v.other, v.budget) for v in TRACE.versus] == [(a, o, b) for a, o in PAIRS for b in BUDGETS]
     s = TRACE.setup
-    assert (s.seeds, s.profile_seeds, s.steps, s.every) == (len(SEEDS), len(PROFILE_SEEDS), 200, 20)
+    assert s.seeds == len(SEEDS) >= MIN_SEEDS and s.profile_seeds == len(PROFILE_SEEDS) >= MIN_SEEDS
+    assert s.rates == len(RATES) and s.budget == BUDGETS[0] and s.fit_bar == pytest.approx(math.log(2) / 10, abs=1e-6)
 
 
-def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    assert_curve_ends_are_seed_means(TRACE, COLUMNS)
+def test_each_arm_is_reported_at_the_rate_no_other_rate_beats():
+    for arm in ARMS:
+        rows = [s for s in TRACE.sweeps if s.arm == arm]
+        assert sum(s.chosen for s in rows) == 1
+        chosen = next(s for s in rows if s.chosen)
+        assert getattr(TRACE.curves[-1], arm.replace("-", "_")) == chosen.loss
+        assert next(a for a in TRACE.arms if a.arm == arm).rate == chosen.rate
+        assert [s.worse for s in rows] == [compare(s.loss, chosen.loss) == "higher" for s in rows]
+        assert all(compare(s.loss, chosen.loss) != "lower" for s in rows)  # no rate beats the chosen one
 
 
-def test_what_was_measured_post_norm_grows_toward_the_output_and_trains_far_worse_deep():
+def test_the_verdicts_are_the_comparisons_of_the_measured_results():
+    bar = TRACE.setup.fit_bar
+    line = Measurement(bar, bar, bar, 0.0, 0.0)
+
+    def loss(arm: str, step: int) -> Measurement:
+        return getattr(TRACE.curves[RECORDED.index(step)], arm.replace("-", "_"))
+
+    for v in TRACE.versus:
+        assert v.differs == (compare(loss(v.arm, v.budget), loss(v.other, v.budget)) != "indistinguishable")
+    for a in TRACE.arms:
+        assert a.fit_early == (compare(loss(a.arm, BUDGETS[0]), line) == "lower")
+        assert a.fit == (compare(loss(a.arm, BUDGETS[-1]), line) == "lower")
+        assert a.falling == (compare(loss(a.arm, BUDGETS[-1]), loss(a.arm, BUDGETS[0])) == "lower")
+    one = Measurement(1.0, 1.0, 1.0, 0.0, 0.0)
+    for s in TRACE.starts:
+        orders = (compare(s.pre_growth, one), compare(s.post_growth, one), compare(s.input_ratio, one))
+        assert (s.pre_tilted, s.post_tilted, s.input_differs) == tuple(o != "indistinguishable" for o in orders)
+
+
+def test_what_was_measured_pre_norms_profile_falls_toward_the_output_and_training_does_not_separate_the_arms():
     """Not a law: what this set-up measured. A change that flips it flips the page's words, and this test says so."""
-    deep = [p for p in TRACE.profiles if p.depth == max(PROFILE_DEPTHS)]
-    assert deep[-1].post > deep[0].post and deep[-1].pre < deep[0].pre
-    last = TRACE.curves[-1]
-    assert last.pre_24 < 0.01 and last.post_24 > 0.1 > 10 * last.pre_24
+    assert all(s.pre_tilted and s.pre_growth.median < 1 for s in TRACE.starts)
+    assert not any(v.differs for v in TRACE.versus)
 
 
-@pytest.mark.parametrize("field", ["learning_rate", "eps"])
+@pytest.mark.parametrize("field", ["eps", "fit_divisor"])
 def test_a_nan_constant_stops_the_page_before_training(field):
     assert field in nan_stops("prenorm", **{field: math.nan})
 
@@ -132,14 +165,38 @@ def test_a_nan_in_the_spirals_stops_the_page():
     assert "turns" in nan_spirals_stop("prenorm", "turns")
 
 
-def test_chart_descriptions_follow_the_numbers():
-    assert "post-norm stack the last block's gradient is larger" in _profile_description(TRACE, 96)
-    assert "pre-norm stack the last block's gradient is smaller" in _profile_description(TRACE, 96)
-    assert "the pre-norm stack has the lower loss" in _loss_description(TRACE, 24)
-    swapped = dataclasses.replace(TRACE.curves[-1], post_24=1e-9)
-    assert "the post-norm stack has the lower loss" in _loss_description(
-        dataclasses.replace(TRACE, curves=(*TRACE.curves[:-1], swapped)), 24
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_chart_descriptions_follow_the_numbers(lang):
+    pre, post, lowest = {
+        "en": (
+            "pre-norm stack the last block's gradient is ",
+            "post-norm stack the last block's gradient is ",
+            "the post-norm arm",
+        ),
+        "ru": (
+            "стеке pre-norm градиент последнего блока ",
+            "стеке post-norm градиент последнего блока ",
+            "варианта post-norm",
+        ),
+    }[lang]
+    trend = WORDS[lang]["trend"]
+    deep = TRACE.starts[-1]
+    said = _profile_description(TRACE, deep.depth, lang)
+    pre_way, post_way = tilt(deep.pre_tilted, deep.pre_growth.median), tilt(deep.post_tilted, deep.post_growth.median)
+    assert pre + trend[pre_way] in said and post + trend[post_way] in said
+    flipped = dataclasses.replace(
+        deep,
+        pre_tilted=True,
+        pre_growth=dataclasses.replace(deep.pre_growth, median=2.0),
+        post_tilted=True,
+        post_growth=dataclasses.replace(deep.post_growth, median=0.5),
     )
+    said = _profile_description(dataclasses.replace(TRACE, starts=(*TRACE.starts[:-1], flipped)), deep.depth, lang)
+    assert pre + trend["higher"] in said and post + trend["lower"] in said
+    swapped = dataclasses.replace(
+        TRACE.curves[-1], post_norm=dataclasses.replace(TRACE.curves[-1].post_norm, median=-1.0)
+    )
+    assert lowest in _loss_description(dataclasses.replace(TRACE, curves=(*TRACE.curves[:-1], swapped)), lang)
 
 
 G = Golden(GOLDEN)
@@ -147,10 +204,8 @@ CASES = [
     G.value_case(
         "block out of order", G.number("PROFILE depth=6 block=1 "), "block=1 ", "block=2 ", "expected block=1"
     ),
-    G.value_case("a depth that is not profiled", G.number("INPUT depth=6"), "depth=6", "depth=7", "expected depth=6"),
-    G.value_case(
-        "a loss in fixed notation", G.number("CURVE step=0 "), "pre-6=9.121976e-01", "pre-6=0.912198", "scientific"
-    ),
+    G.value_case("a depth that is not profiled", G.number("START depth=6"), "depth=6", "depth=7", "expected depth=6"),
+    G.value_case("unknown arm", G.number("ARM arm=pre-norm"), "arm=pre-norm", "arm=highway", "one of pre-norm"),
 ]
 
 
