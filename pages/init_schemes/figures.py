@@ -1,27 +1,107 @@
-"""The initialization charts: growth through the stack against depth, and the training loss of every scheme."""
+"""The initialization charts: growth through the stack against depth, and the training loss of every scheme.
+
+One style per scheme on every chart of the page, in both languages. The charts' words are English or Russian
+(``lang``); their numbers are the same facts.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, BarGroup, ChartError, Series, Value, bar_chart, decade_ticks, line_chart
-from site_builder.render.training_charts import LOSS_AXIS, loss_chart, loss_series, loss_ticks
+from site_builder.render.charts import Axis, ChartError, Series, Value, decade_ticks, line_chart, linear_ticks
 
-from .trace import COLUMNS, DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
+from .trace import DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
 
-# Schemes whose growth equals zero-last's at every depth are drawn as one line (the table lists each).
-GROWTH_STYLE = {"he": "plain", "scaled-last": "learned", "zero-last": "identity"}
-CURVE_GROUPS = {
-    "scaled": (("zero-last", "identity"), ("he", "plain"), ("scaled-last", "learned")),
-    "identity": (("zero-last", "identity"), ("rezero", "merge"), ("fixup", "learned")),
+# Every scheme keeps its style on every chart. ReZero and Fixup grow exactly as zero-last does at initialization
+# (every branch starts at zero), so the growth charts draw them under its line; the table lists each.
+STYLE = {"he": "plain", "zero-last": "identity", "rezero": "merge", "fixup": "guide-long", "scaled-last": "learned"}
+GROWTH = ("he", "scaled-last", "zero-last")
+CURVE_GROUPS = {"far": ("he", "scaled-last", "zero-last"), "identity": ("zero-last", "rezero", "fixup")}
+
+WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "name": {
+            "he": "He initialization",
+            "zero-last": "zero last layer",
+            "rezero": "ReZero",
+            "fixup": "Fixup",
+            "scaled-last": "scaled last layer",
+        },
+        "look": {
+            "plain": "diamonds joined by a dotted line",
+            "identity": "squares joined by a solid line",
+            "merge": "triangles joined by a dotted line",
+            "guide-long": "a dash-dotted line without markers",
+            "learned": "circles joined by a dashed line",
+        },
+        "same": "; {s} has exactly the same values",
+        "growth-title": "How much the stack multiplies {what} at initialization, against depth",
+        "what": {"forward": "the stream", "backward": "a gradient"},
+        "growth-description": "How many times the stack multiplies {what}, against the number of blocks, both "
+        "axes logarithmic. {looks}{same}. The line of He initialization {rises} with depth.",
+        "rises": ("rises", "does not rise"),
+        "depth-axis": "depth (blocks)",
+        "factor-axis": "factor",
+        "step-axis": "training step",
+        "loss-axis": "training loss",
+        "curves-title": "Training loss against the step for three initializations",
+        "curves-description": "Median training loss over the seeds against the training step, on a logarithmic "
+        "scale, each scheme at its own best learning rate; a shaded band spans the seeds from the lowest to the "
+        "highest; the legend gives each median after the last step. {looks}. After the last step the lowest "
+        "median of these three belongs to {lowest}; the table below says which differences exceed the spread.",
+        "measured": "measured",
+    },
+    "ru": {
+        "name": {
+            "he": "инициализация He",
+            "zero-last": "нулевой последний слой",
+            "rezero": "ReZero",
+            "fixup": "Fixup",
+            "scaled-last": "уменьшенный последний слой",
+        },
+        "look": {
+            "plain": "ромбы, соединённые пунктиром",
+            "identity": "квадраты, соединённые сплошной линией",
+            "merge": "треугольники, соединённые пунктиром",
+            "guide-long": "штрихпунктирная линия без маркеров",
+            "learned": "круги, соединённые штриховой линией",
+        },
+        "same": "; у схемы {s} в точности те же значения",
+        "growth-title": "Во сколько раз стек при инициализации умножает {what}, в зависимости от глубины",
+        "what": {"forward": "поток", "backward": "градиент"},
+        "growth-description": "Во сколько раз стек умножает {what}, в зависимости от числа блоков; обе оси "
+        "логарифмические. {looks}{same}. Линия инициализации He {rises} с глубиной.",
+        "rises": ("растёт", "не растёт"),
+        "depth-axis": "глубина (блоков)",
+        "factor-axis": "множитель",
+        "step-axis": "шаг обучения",
+        "loss-axis": "потери на обучении",
+        "curves-title": "Потери на обучении по шагам для трёх инициализаций",
+        "curves-description": "Медиана потерь на обучении по сидам в зависимости от шага, в логарифмическом "
+        "масштабе, каждая схема при своей лучшей скорости обучения; закрашенная полоса охватывает сиды от "
+        "наименьшего до наибольшего; в легенде — медиана каждой схемы после последнего шага. {looks}. После "
+        "последнего шага наименьшая медиана из этих трёх у схемы «{lowest}»; таблица ниже говорит, какие "
+        "различия выходят за разброс.",
+        "measured": "measured-ru",
+    },
 }
-LOOK = {
-    "identity": "squares joined by a solid line",
-    "plain": "diamonds joined by a dotted line",
-    "learned": "circles joined by a dashed line",
-    "merge": "triangles joined by a dotted line",
-}
+
+
+def _field(scheme: str) -> str:
+    """The text name of a scheme's field in CURVE records: ``zero-last``."""
+    return scheme
+
+
+def _group_losses(t: Trace, group: str) -> list[float]:
+    return [
+        v
+        for r in t.curves
+        for s in CURVE_GROUPS[group]
+        for m in [getattr(r, column(s))]
+        for v in (m.low, m.high)
+        if v > 0
+    ]
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
@@ -29,7 +109,8 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     return {
         "DERIVED.chart.depth-ticks": DEPTHS,
         "DERIVED.chart.growth-ticks": decade_ticks(growth),
-        **loss_ticks(t, COLUMNS, STEPS),
+        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
+        **{f"DERIVED.chart.loss-ticks-{g}": decade_ticks(_group_losses(t, g)) for g in CURVE_GROUPS},
     }
 
 
@@ -45,83 +126,71 @@ def same_as_zero_last(t: Trace, scheme: str) -> bool:
 
 def hidden_under_zero_last(t: Trace) -> list[str]:
     """The schemes not drawn on the growth charts because their values equal zero-last's exactly."""
-    return [s for s in SCHEMES if s not in GROWTH_STYLE and same_as_zero_last(t, s)]
+    return [s for s in SCHEMES if s not in GROWTH and same_as_zero_last(t, s)]
 
 
-def _growth_description(t: Trace, field: str) -> str:
+def _looks(w: Mapping[str, Any], schemes: tuple[str, ...]) -> str:
+    return ". ".join(f"{w['name'][s]}: {w['look'][STYLE[s]]}" for s in schemes)
+
+
+def _growth_description(t: Trace, field: str, lang: str = "en") -> str:
+    w = WORDS[lang]
     rows = {(s.scheme, s.depth): getattr(s, field) for s in t.starts}
-    he_rises = rows["he", DEPTHS[-1]] > rows["he", DEPTHS[0]]
-    what = "the stream's size" if field == "forward" else "a gradient's size"
-    return (
-        f"How many times the stack multiplies {what}, against the number of blocks, both axes logarithmic. "
-        f"he: {LOOK['plain']}. scaled-last: {LOOK['learned']}. zero-last: {LOOK['identity']}"
-        + "".join(f"; {s} has exactly the same values" for s in hidden_under_zero_last(t))
-        + f". The he line {'rises' if he_rises else 'does not rise'} with depth."
+    rises = rows["he", DEPTHS[-1]] > rows["he", DEPTHS[0]]
+    return w["growth-description"].format(
+        what=w["what"][field],
+        looks=_looks(w, GROWTH),
+        same="".join(w["same"].format(s=w["name"][s]) for s in hidden_under_zero_last(t)),
+        rises=w["rises"][0 if rises else 1],
     )
 
 
-def _curves_description(t: Trace, group: str) -> str:
+def _curves_description(t: Trace, group: str, lang: str = "en") -> str:
+    w = WORDS[lang]
     last = t.curves[-1]
-    lowest = min((scheme for scheme, _ in CURVE_GROUPS[group]), key=lambda s: getattr(last, column(s)))
-    looks = ". ".join(f"{scheme}: {LOOK[style]}" for scheme, style in CURVE_GROUPS[group])
-    return (
-        "Mean training loss over the seeds against the training step, on a logarithmic scale. "
-        f"{looks}. After the last step {lowest} has the lowest of these losses."
-    )
+    lowest = min(CURVE_GROUPS[group], key=lambda s: getattr(last, column(s)).median)
+    return w["curves-description"].format(looks=_looks(w, CURVE_GROUPS[group]), lowest=w["name"][lowest])
 
 
-def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
-    hidden = [s for s in SCHEMES if s not in GROWTH_STYLE]
+def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
+    w = WORDS[lang]
+    hidden = [s for s in SCHEMES if s not in GROWTH]
     if hidden != hidden_under_zero_last(t):
         raise ChartError(f"the growth charts draw {', '.join(hidden)} under zero-last's line, but their values differ")
     out: dict[str, str] = {}
-    for field, words in (("forward", "the stream"), ("backward", "a gradient")):
+    for field in ("forward", "backward"):
         out[field] = line_chart(
             facts,
             chart_id=f"init-schemes-{field}",
-            title=f"How much the stack multiplies {words} at initialization, against depth",
-            description=_growth_description(t, field),
-            x=Axis("depth (blocks)", "DERIVED.chart.depth-ticks", "count", kind="log"),
-            y=Axis("factor", "DERIVED.chart.growth-ticks", "pow10", kind="log"),
+            title=w["growth-title"].format(what=w["what"][field]),
+            description=_growth_description(t, field, lang),
+            x=Axis(w["depth-axis"], "DERIVED.chart.depth-ticks", "count", kind="log"),
+            y=Axis(w["factor-axis"], "DERIVED.chart.growth-ticks", "pow10", kind="log"),
             series=tuple(
                 Series(
-                    (
-                        f"{scheme}: ",
-                        Value(f"START[{scheme},{DEPTHS[-1]}].{field}", "sci"),
-                        " at ",
-                        Value(f"START[{scheme},{DEPTHS[-1]}].depth", "count"),
-                        " blocks",
-                    ),
-                    tuple((f"START[{scheme},{d}].depth", f"START[{scheme},{d}].{field}") for d in DEPTHS),
-                    style,
+                    w["name"][s],
+                    tuple((f"START[{s},{d}].depth", f"START[{s},{d}].{field}") for d in DEPTHS),
+                    STYLE[s],
                 )
-                for scheme, style in GROWTH_STYLE.items()
+                for s in GROWTH
             ),
         )
     for group, members in CURVE_GROUPS.items():
-        out[f"curves-{group}"] = loss_chart(
+        out[f"curves-{group}"] = line_chart(
             facts,
             chart_id=f"init-schemes-curves-{group}",
-            title="Training loss against the step for three initializations",
-            description=_curves_description(t, group),
-            series=[loss_series(scheme, scheme, style, RECORDED) for scheme, style in members],
+            title=w["curves-title"],
+            description=_curves_description(t, group, lang),
+            x=Axis(w["step-axis"], "DERIVED.chart.step-ticks", "count"),
+            y=Axis(w["loss-axis"], f"DERIVED.chart.loss-ticks-{group}", "pow10", kind="log"),
+            series=tuple(
+                Series(
+                    (f"{w['name'][s]}: ", Value(f"CURVE[{STEPS}].{_field(s)}", w["measured"])),
+                    tuple((f"CURVE[{step}].step", f"CURVE[{step}].{_field(s)}") for step in RECORDED),
+                    STYLE[s],
+                    band=True,
+                )
+                for s in members
+            ),
         )
-    out["final"] = bar_chart(
-        facts,
-        chart_id="init-schemes-final",
-        title="Mean training loss after the last step, scheme by scheme",
-        description=(
-            "One bar per initialization scheme, its height the mean training loss over the seeds after the last "
-            "step, on a logarithmic scale; the value is written above each bar. Lowest first: "
-            + ", then ".join(sorted(SCHEMES, key=lambda s: getattr(t.curves[-1], column(s))))
-            + "."
-        ),
-        categories_key="DERIVED.schemes",
-        category_format="name",
-        x_label="initialization",
-        y=LOSS_AXIS,
-        groups=(
-            BarGroup("mean loss over the seeds", tuple(f"CURVE[{STEPS}].{s}" for s in SCHEMES), "short", "identity"),
-        ),
-    )
     return out

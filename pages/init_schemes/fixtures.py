@@ -1,21 +1,23 @@
 """Initializations that start at the identity: five schemes for one residual MLP stack.
 
-Every scheme starts from the same He draws of a seed and multiplies each
-block's first and second layer by its own factors; ReZero also multiplies each
-branch by a learned gate that starts at zero. At initialization the fixtures
-measure how much the stack scales the stream on the way up and a gradient on the
-way down, at several depths; then they train every scheme at one depth with the
-same optimizer, learning rate and number of steps.
+Every scheme starts from the same He draws of a seed and multiplies each block's first and second layer by its
+own factors; ReZero also multiplies each branch by a learned gate that starts at zero. At initialization the
+fixtures measure how much the stack scales the stream on the way up and a gradient on the way down, at several
+depths. Then they train every scheme at one depth at every learning rate of a small sweep, every seed beside its
+twin (one initial weight one ulp larger, ``tasks.with_twins``), each scheme's rates and seeds side by side in
+one run; the page reports each scheme at the rate whose median final loss is lowest, and every rate in a table.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter
+from site_builder.measure import compare
 from site_builder.nn import Adam, residual_add
 from site_builder.run import Run, check_constants
 from site_builder.tasks import (
@@ -26,25 +28,32 @@ from site_builder.tasks import (
     SpiralTask,
     block_draws,
     cross_entropy_per_model,
+    measured,
+    rates_side_by_side,
     side_by_side,
     train,
+    with_twins,
 )
+from site_builder.trace.numbers import Measurement
 
 from .trace import (
-    COLUMNS,
+    BUDGETS,
     DEPTHS,
     EVERY,
     INIT_SEEDS,
+    RATES,
     RECORDED,
     SCHEMES,
     SEEDS,
     STEPS,
     TRAIN_DEPTH,
     Curve,
-    Final,
+    Rank,
     Setup,
     Start,
+    Sweep,
     Trace,
+    VersusHe,
     column,
 )
 
@@ -56,12 +65,11 @@ BRANCH_LAYERS = 2  # F(h) = ReLU(h W1) W2
 class Constants:
     task: SpiralTask = SPIRALS
     width: int = 16
-    learning_rate: float = 3e-3
     upstream_seed: int = 0  # the generator of the gradient sent into the top of the stack at initialization
 
     def check(self) -> None:
         self.task.check(FIXTURE)
-        check_constants(FIXTURE, self, "learning_rate")
+        check_constants(FIXTURE, self, "width", "upstream_seed")
 
 
 def seed_draws(c: Constants, seed: int) -> BlockDraws:
@@ -73,7 +81,7 @@ def seed_draws(c: Constants, seed: int) -> BlockDraws:
 def factors(scheme: str, depth: int) -> tuple[float, float]:
     """The factors on He's draws of each block's first and second layer, for a stack of ``depth`` blocks."""
     if scheme in ("he", "rezero"):
-        return 1.0, 1.0  # He's scale on both layers (ReZero gates the branch instead)
+        return 1.0, 1.0  # He's draws as they are (ReZero gates the branch instead)
     if scheme == "zero-last":
         return 1.0, 0.0  # the branch's last layer starts at zero
     if scheme == "fixup":
@@ -96,7 +104,7 @@ def stack(h: Tensor, blocks: list[tuple[Tensor, Tensor]], gates: list[Tensor] | 
 
 @dataclass
 class Models:
-    """Every seed's stack of one scheme and depth, side by side."""
+    """Every draw's stack of one scheme and depth, side by side."""
 
     ends: Ends
     blocks: list[tuple[Tensor, Tensor]]
@@ -111,7 +119,7 @@ class Models:
         )
 
 
-def build(draws: list[BlockDraws], scheme: str, depth: int) -> Models:
+def build(draws: Sequence[BlockDraws], scheme: str, depth: int) -> Models:
     a, b = factors(scheme, depth)
     name = f"{scheme}.{depth}"
     blocks = [
@@ -158,6 +166,28 @@ def growth_at_init(c: Constants, models: Models, data: Dataset) -> tuple[np.ndar
 # endregion: at-init
 
 
+# region: train-one
+def train_scheme(data: Dataset, draws: list[BlockDraws], scheme: str) -> list[list[Measurement]]:
+    """Every rate of the sweep, every seed and every twin of one scheme side by side in one run; per rate, the
+    measured loss at every recorded step."""
+    per_rate = len(draws)  # the seeds, then their twins
+    models = build(draws * len(RATES), scheme, TRAIN_DEPTH)
+    optimizer = Adam(models.parameters(), lr=rates_side_by_side(RATES, per_rate))
+    history = train(lambda: models.losses(data), optimizer, steps=STEPS, every=EVERY, fixture=FIXTURE)
+    return [
+        [measured(row[r * per_rate : (r + 1) * per_rate], what=f"{scheme} at rate {rate:g}") for row in history.losses]
+        for r, rate in enumerate(RATES)
+    ]
+
+
+# endregion: train-one
+
+
+def chosen_rate(losses: list[list[Measurement]]) -> int:
+    """The rate whose median final loss is lowest."""
+    return min(range(len(RATES)), key=lambda r: losses[r][-1].median)
+
+
 def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
@@ -172,37 +202,56 @@ def run(c: Constants = Constants()) -> Run:
             a, b = factors(scheme, depth)
             starts.append(Start(scheme, depth, a, b, geometric_mean(forward), geometric_mean(backward)))
         derived[f"DERIVED.{scheme}.identity-at-init"] = exact
-    draws = [seed_draws(c, s) for s in SEEDS]
-    curves, finals = {}, {}
-    for scheme in SCHEMES:
-        models = build(draws, scheme, TRAIN_DEPTH)
-        history = train(
-            lambda: models.losses(data),
-            Adam(models.parameters(), lr=c.learning_rate),
-            steps=STEPS,
-            every=EVERY,
-            fixture=FIXTURE,
+    draws = with_twins([block_draws(s, width=c.width, blocks=TRAIN_DEPTH) for s in SEEDS])
+    trained = {s: train_scheme(data, draws, s) for s in SCHEMES}
+    chosen = {s: chosen_rate(trained[s]) for s in SCHEMES}
+
+    def at(scheme: str, step: int) -> Measurement:
+        return trained[scheme][chosen[scheme]][RECORDED.index(step)]
+
+    sweeps = tuple(
+        Sweep(s, rate, trained[s][r][-1], r == chosen[s], compare(trained[s][r][-1], trained[s][chosen[s]][-1]))
+        for s in SCHEMES
+        for r, rate in enumerate(RATES)
+    )
+    curves = tuple(Curve(step, **{column(s): at(s, step) for s in SCHEMES}) for step in RECORDED)
+    ranks: list[Rank] = []
+    for budget in BUDGETS:
+        best = min(SCHEMES, key=lambda s: at(s, budget).median)
+        ranks.extend(
+            Rank(budget, s, "lowest" if s == best else compare(at(s, budget), at(best, budget))) for s in SCHEMES
         )
-        curves[column(scheme)] = history.losses.mean(axis=1)
-        finals[column(scheme)] = history.final
+    versus = tuple(
+        VersusHe(budget, s, compare(at(s, budget), at("he", budget)))
+        for budget in BUDGETS
+        for s in SCHEMES
+        if s != "he"
+    )
     trace = Trace(
         task=c.task.record(),
-        setup=Setup(c.width, BRANCH_LAYERS, c.learning_rate, STEPS, EVERY, TRAIN_DEPTH, len(SEEDS), len(INIT_SEEDS)),
+        setup=Setup(c.width, BRANCH_LAYERS, STEPS, EVERY, TRAIN_DEPTH, len(SEEDS), len(RATES), len(INIT_SEEDS)),
         starts=tuple(starts),
-        curves=tuple(Curve(step, **{n: float(curves[n][i]) for n in COLUMNS}) for i, step in enumerate(RECORDED)),
-        finals=tuple(Final(seed, **{n: float(finals[n][i]) for n in COLUMNS}) for i, seed in enumerate(SEEDS)),
+        sweeps=sweeps,
+        curves=curves,
+        ranks=tuple(ranks),
+        versus_he=versus,
     )
-    ranked = sorted(SCHEMES, key=lambda s: curves[column(s)][-1])
+    he_deep = next(s for s in starts if s.scheme == "he" and s.depth == max(DEPTHS))
+    he_train = next(s for s in starts if s.scheme == "he" and s.depth == TRAIN_DEPTH)
     derived.update(
         {
             "DERIVED.points": len(data.labels),
             "DERIVED.schemes": SCHEMES,
-            "DERIVED.ranked": tuple(ranked),  # by mean final loss, lowest first
+            "DERIVED.budgets": BUDGETS,
+            "DERIVED.sweep.at-edge": sum(r in (0, len(RATES) - 1) for r in chosen.values()),
             "DERIVED.fixup-exponent": -1.0 / (2 * BRANCH_LAYERS - 2),
-            "DERIVED.sqrt-two": math.sqrt(2.0),
-            "DERIVED.scaled-last-limit": math.exp(0.25),  # (1 + 1/(2L))^(L/2) as L grows
+            "DERIVED.sqrt-two": round(math.sqrt(2.0), 2),
+            "DERIVED.scaled-last-limit": round(math.exp(0.25), 2),  # (1 + 1/(2L))^(L/2) as L grows
+            # What the prose says in round numbers; the table keeps every digit.
+            "DERIVED.he.per-block": round(he_deep.forward ** (1.0 / he_deep.depth), 2),
+            "DERIVED.he.deep-forward-decade": 10.0 ** round(math.log10(he_deep.forward)),
+            "DERIVED.he.deep-backward-decade": 10.0 ** round(math.log10(he_deep.backward)),
+            "DERIVED.he.train-forward": round(he_train.forward),
         }
     )
-    he_deep = next(s for s in starts if s.scheme == "he" and s.depth == max(DEPTHS))
-    derived["DERIVED.he.per-block"] = he_deep.forward ** (1.0 / he_deep.depth)
     return Run(trace, derived)

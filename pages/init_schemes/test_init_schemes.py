@@ -9,12 +9,7 @@ import numpy as np
 import pytest
 from trace_cases import Golden, assert_rejects, rejections
 
-from helpers import (
-    assert_curve_ends_are_seed_means,
-    golden,
-    nan_spirals_stop,
-    nan_stops,
-)
+from helpers import golden, nan_spirals_stop, nan_stops
 from pages.init_schemes import fixtures as fx
 from pages.init_schemes.figures import (
     _curves_description,
@@ -23,8 +18,20 @@ from pages.init_schemes.figures import (
     charts,
     hidden_under_zero_last,
 )
-from pages.init_schemes.trace import COLUMNS, DEPTHS, INIT_SEEDS, RECORDED, SCHEMES, SEEDS, TRAIN_DEPTH, Trace
+from pages.init_schemes.trace import (
+    BUDGETS,
+    DEPTHS,
+    INIT_SEEDS,
+    RATES,
+    RECORDED,
+    SCHEMES,
+    SEEDS,
+    TRAIN_DEPTH,
+    Trace,
+    column,
+)
 from site_builder.autograd import tensor
+from site_builder.measure import MIN_SEEDS, compare
 from site_builder.render.charts import ChartError
 from site_builder.trace import layout_of
 
@@ -73,7 +80,7 @@ def test_the_schemes_that_start_at_the_identity_give_one_both_ways(scheme):
     assert identity and np.all(forward == 1.0) and np.all(backward == 1.0)
 
 
-def test_he_on_both_layers_grows_by_about_the_square_root_of_two_per_block():
+def test_he_initialization_grows_by_about_the_square_root_of_two_per_block():
     models = fx.build([fx.seed_draws(C, s) for s in INIT_SEEDS], "he", 32)
     forward, backward, identity = fx.growth_at_init(C, models, C.task.dataset())
     assert not identity
@@ -90,17 +97,39 @@ def test_all_schemes_start_from_the_same_draws():
 
 
 # ------------------------------------------------------------------ the trace
-def test_the_trace_covers_every_scheme_depth_step_and_seed():
+def test_the_trace_covers_every_scheme_depth_rate_step_and_budget_over_at_least_eight_seeds():
     assert [(s.scheme, s.depth) for s in TRACE.starts] == [(s, d) for s in SCHEMES for d in DEPTHS]
-    assert [c.step for c in TRACE.curves] == list(RECORDED)
-    assert [f.seed for f in TRACE.finals] == list(SEEDS)
+    assert [(s.scheme, s.rate) for s in TRACE.sweeps] == [(s, r) for s in SCHEMES for r in RATES]
+    assert [c.step for c in TRACE.curves] == list(RECORDED) and RECORDED[-1] == TRACE.setup.steps == BUDGETS[-1]
+    assert TRACE.setup.seeds == len(SEEDS) >= MIN_SEEDS and TRACE.setup.rates == len(RATES)
     assert TRACE.setup.train_depth == TRAIN_DEPTH and TRACE.setup.init_seeds == len(INIT_SEEDS)
     for s in TRACE.starts:
         assert (s.first_factor, s.second_factor) == pytest.approx(fx.factors(s.scheme, s.depth), abs=5e-7)
 
 
-def test_curve_ends_are_the_mean_of_the_seeds_final_losses():
-    assert_curve_ends_are_seed_means(TRACE, COLUMNS)
+def test_each_scheme_is_reported_at_the_rate_no_other_rate_beats():
+    for scheme in SCHEMES:
+        rows = [s for s in TRACE.sweeps if s.scheme == scheme]
+        assert sum(s.chosen for s in rows) == 1
+        chosen = next(s for s in rows if s.chosen)
+        assert all(s.versus_chosen != "lower" for s in rows)
+        assert getattr(TRACE.curves[-1], column(scheme)) == chosen.loss  # the curves follow the chosen rate
+        assert [s.versus_chosen for s in rows] == [compare(s.loss, chosen.loss) for s in rows]
+
+
+def test_the_verdicts_are_the_comparisons_of_the_measured_losses():
+    for budget in BUDGETS:
+        row = TRACE.curves[RECORDED.index(budget)]
+        ranks = [r for r in TRACE.ranks if r.budget == budget]
+        best = min(SCHEMES, key=lambda s: getattr(row, column(s)).median)
+        for r in ranks:
+            expected = (
+                "lowest" if r.scheme == best else compare(getattr(row, column(r.scheme)), getattr(row, column(best)))
+            )
+            assert r.standing == expected
+    for v in TRACE.versus_he:
+        row = TRACE.curves[RECORDED.index(v.budget)]
+        assert v.order == compare(getattr(row, column(v.scheme)), row.he)
 
 
 def test_what_was_measured():
@@ -108,8 +137,8 @@ def test_what_was_measured():
     rows = {(s.scheme, s.depth): s for s in TRACE.starts}
     assert rows["he", 128].forward > 1e15 and rows["he", 128].backward > 1e15
     assert all(rows["scaled-last", d].forward < 1.5 for d in DEPTHS)
-    last = TRACE.curves[-1]
-    assert max(last.zero_last, last.rezero) < 1e-3 < min(last.he, last.scaled_last)
+    assert {v.order for v in TRACE.versus_he} == {"indistinguishable"}
+    assert {r.standing for r in TRACE.ranks} == {"lowest", "indistinguishable"}
 
 
 def test_the_growth_charts_refuse_to_hide_a_scheme_whose_values_differ():
@@ -129,13 +158,16 @@ def test_the_growth_charts_refuse_to_hide_a_scheme_whose_values_differ():
 
 
 def test_chart_descriptions_follow_the_numbers():
-    assert "rezero has exactly the same values" in _growth_description(TRACE, "forward")
-    assert "The he line rises with depth" in _growth_description(TRACE, "backward")
-    assert "zero-last has the lowest of these losses" in _curves_description(TRACE, "scaled")
+    assert "ReZero has exactly the same values" in _growth_description(TRACE, "forward")
+    assert "The line of He initialization rises with depth" in _growth_description(TRACE, "backward")
+    assert "у схемы ReZero в точности те же значения" in _growth_description(TRACE, "forward", "ru")
+    lowest = min(("he", "scaled-last", "zero-last"), key=lambda s: getattr(TRACE.curves[-1], column(s)).median)
+    names = {"he": "He initialization", "scaled-last": "scaled last layer", "zero-last": "zero last layer"}
+    assert f"lowest median of these three belongs to {names[lowest]}" in _curves_description(TRACE, "far")
 
 
 def test_a_nan_constant_stops_the_page_before_training():
-    assert "learning_rate" in nan_stops("init_schemes", learning_rate=math.nan)
+    assert "width" in nan_stops("init_schemes", width=math.nan)
     assert "noise" in nan_spirals_stop("init_schemes", "noise")
 
 
