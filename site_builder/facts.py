@@ -28,7 +28,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 from html import escape
 from typing import Any
 
@@ -78,6 +78,30 @@ def _pow10(value: float) -> str:
         if float(f"1e{exponent}") == v:
             return "10" + str(exponent).translate(_SUPERSCRIPT)
     return _minus(format_sci(v))
+
+
+def _significant(value: Any, digits: int) -> str:
+    """``value`` rounded to ``digits`` significant digits, half away from zero, its trailing zeros kept as digits it
+    stands behind: ``1.26``, ``0.000123``, ``1.00``; below a ten-thousandth (and from a million up) as
+    ``2.22 × 10⁻¹⁶``. A vector is each of its entries so, in brackets."""
+    if isinstance(value, (tuple, list)):
+        return _vector(value, lambda v: _significant(v, digits))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"format 'sig{digits}' shows a number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"cannot show {v!r}")
+    if v == 0:
+        return "0"
+    rounded = Context(prec=digits, rounding=ROUND_HALF_UP).plus(Decimal(repr(v)))
+    exponent = rounded.adjusted()
+    rounded = rounded.quantize(Decimal(1).scaleb(exponent - digits + 1))  # 0.0003 as 0.000300: every digit shown
+    if -4 <= exponent < 6:
+        text = format(rounded, "f")
+    else:
+        mantissa = format(rounded.scaleb(-exponent), "f")
+        text = f"{mantissa} \u00d7 10{str(exponent).translate(_SUPERSCRIPT)}"
+    return _minus(text)
 
 
 def _short_or_sci(value: float) -> str:
@@ -157,6 +181,8 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "sci": lambda v: _minus(format_sci(v)),
     "short-or-sci": lambda v: _minus(_short_or_sci(v)),
     "pow10": _pow10,
+    "sig2": lambda v: _significant(v, 2),
+    "sig3": lambda v: _significant(v, 3),
     "vector": lambda v: _minus(_vector(v, short_form)),
     "vector-six": lambda v: _minus(_vector(v, format_real)),
     "shape": lambda v: format_shape_brackets(v),
@@ -190,6 +216,10 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "sci": "`%.6e` scientific, as the trace prints",
     "short-or-sci": "`short` from a thousandth up (and for zero), `sci` below: a loss near zero keeps its digits",
     "pow10": "a power of ten as `10⁻⁶` (any other value as `sci`)",
+    "sig2": "the value rounded to two significant digits, for a sentence: `1.3`, `0.00012`, `−0.85`, `2.2 × 10⁻¹⁶` "
+    "below a ten-thousandth; a vector as `[a, b, …]` of them",
+    "sig3": "the value rounded to three significant digits, for a sentence: `1.26`, `0.000123`, `1.00` (the zeros "
+    "are digits it stands behind), `1.25 × 10⁻⁷` below a ten-thousandth; a vector as `[a, b, …]` of them",
     "vector": "`[a, b, …]` of short forms",
     "vector-six": "`[a, b, …]` of six-decimal forms",
     "shape": "`[2,2]`",
