@@ -128,7 +128,6 @@ def depth_fixture(c: Constants, depth: int, bank: list[np.ndarray]) -> DepthRow:
     upstream_norm = _norm(fixture, "the upstream norm", seed)
     return DepthRow(
         depth=depth,
-        part="published" if depth in PUBLISHED_DEPTHS else "extended",
         plain_norm=norms["plain"],
         plain_norm_by_hand=norms["plain-by-hand"],
         residual_norm=norms["residual"],
