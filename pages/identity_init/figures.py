@@ -20,10 +20,10 @@ def chart_facts(t: Trace) -> dict[str, Any]:
 def _deviation_description(t: Trace) -> str:
     he = [r.he_deviation for r in t.depths]
     grows = all(a < b for a, b in zip(he, he[1:]))
-    exact = all(r.zero_init_exact for r in t.depths)
+    exact = all(r.zero_init_deviation == 0 for r in t.depths)
     return (
         "Distance between the stack's output and its input against the number of blocks, both axes "
-        "logarithmic. Circles joined by a dashed line: He initialization, "
+        "logarithmic. Circles joined by a dashed line: He's ReLU scale on both layers, "
         + ("growing with depth. " if grows else "not growing at every step of depth. ")
         + "Squares on a row of their own below a break in the vertical axis: every block's second layer "
         + (
@@ -47,7 +47,12 @@ def charts(t: Trace, facts: Mapping[str, Any]) -> dict[str, str]:
             y=Axis("distance of the output from the input", "DERIVED.chart.deviation-ticks", "pow10", kind="log"),
             series=(
                 Series(
-                    ("He init: ", Value(f"{at}.he-deviation", "sci"), " at depth ", Value(f"{at}.depth", "count")),
+                    (
+                        "He on both layers: ",
+                        Value(f"{at}.he-deviation", "sci"),
+                        " at depth ",
+                        Value(f"{at}.depth", "count"),
+                    ),
                     tuple((f"DEPTH[{r.depth}].depth", f"DEPTH[{r.depth}].he-deviation") for r in t.depths),
                     "learned",
                 ),

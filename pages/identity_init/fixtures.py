@@ -2,7 +2,7 @@
 
 A residual stack of blocks ``h = h + Linear2(ReLU(Linear1(h)))``: with every
 block's second layer zero the output is the input bit for bit at any depth;
-with He initialization it drifts away as depth grows. ReZero ``y = x + α·F(x)``
+with He's ReLU scale on both layers it drifts away as depth grows. ReZero ``y = x + α·F(x)``
 with α = 0 is the identity too, yet ``∂L/∂α = ȳ·F(x)`` is not zero.
 """
 
@@ -39,7 +39,7 @@ class Constants:
 
 @dataclass(frozen=True)
 class Draws:
-    """The input and every block's He-initialized weights, drawn in that order from one generator."""
+    """The input and every block's weights at He's ReLU scale, drawn in that order from one generator."""
 
     x: np.ndarray
     first: tuple[np.ndarray, ...]
@@ -99,7 +99,6 @@ def depth_rows(c: Constants, d: Draws) -> tuple[DepthRow, ...]:
             DepthRow(
                 depth=depth,
                 zero_init_deviation=float(np.linalg.norm(z - d.x)),
-                zero_init_exact=exact,
                 he_deviation=float(deviation),
                 he_relative=float(deviation / x_norm),
             )
@@ -137,7 +136,7 @@ def zero_init_gradient(c: Constants, d: Draws) -> ZeroInitGradient:
 
 # region: rezero-fixture
 def rezero_fixture(c: Constants, d: Draws) -> ReZero:
-    """y = x + α·F(x) with α a parameter at ``c.alpha`` and F the first He-initialized block."""
+    """y = x + α·F(x) with α a parameter at ``c.alpha`` and F the first block with He's ReLU scale on both layers."""
     fixture = "rezero"
     x = tensor(d.x)
     alpha = parameter(c.alpha, name="rezero.alpha")
