@@ -198,6 +198,14 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.he-branch-prediction": math.sqrt(c.he_gain),
         "DERIVED.he-stream-factor": math.sqrt(1.0 + c.he_gain),
     }
+    # What a sentence needs of these numbers (the table keeps every digit).
+    derived["DERIVED.one-block.deviation-about"] = round(first.he_deviation)
+    derived["DERIVED.one-block.relative-about"] = round(first.he_relative, 2)
+    derived["DERIVED.deepest.deviation-order"] = float(f"1e{round(math.log10(last.he_deviation))}")
+    derived["DERIVED.deepest.relative-order"] = float(f"1e{round(math.log10(last.he_relative))}")
+    for name in ("he-growth-per-block", "he-branch-prediction", "he-stream-factor"):
+        derived[f"DERIVED.{name}-about"] = round(derived[f"DERIVED.{name}"], 2)
+    derived["DERIVED.he-deviation-orders-about"] = round(derived["DERIVED.he-deviation-orders"], 1)
     derived["DERIVED.he-branch-as-predicted"] = close_to(
         first.he_relative, derived["DERIVED.he-branch-prediction"], c.predicted_within
     )
