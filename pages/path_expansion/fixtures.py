@@ -162,8 +162,12 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.rounding-units": rounding_units(BLOCKS),
         "DERIVED.machine-epsilon": float(np.finfo(np.float64).eps),
         "DERIVED.largest-absolute-entry": largest_absolute_entry(weights),
+        "DERIVED.largest-absolute-entry-about": round(largest_absolute_entry(weights), 2),
         "DERIVED.path-count-total": sum(k.count for k in lengths),
         "DERIVED.most-common-length": max(lengths, key=lambda k: k.count).length,
         "DERIVED.largest-contribution-length": max(lengths, key=lambda k: k.sum_norm).length,
     }
+    for k in lengths:  # what a sentence needs of the sizes (the table keeps every digit)
+        derived[f"DERIVED.length-{k.length}.mean-path-norm-about"] = round(k.mean_path_norm, 2)
+        derived[f"DERIVED.length-{k.length}.sum-norm-about"] = round(k.sum_norm, 2)
     return Run(trace, derived)
