@@ -128,7 +128,6 @@ def depth_fixture(c: Constants, depth: int, bank: list[np.ndarray]) -> DepthRow:
     upstream_norm = _norm(fixture, "the upstream norm", seed)
     return DepthRow(
         depth=depth,
-        part="published" if depth in PUBLISHED_DEPTHS else "extended",
         plain_norm=norms["plain"],
         plain_norm_by_hand=norms["plain-by-hand"],
         residual_norm=norms["residual"],
@@ -220,11 +219,19 @@ def run(c: Constants = Constants()) -> Run:
     derived["DERIVED.gradcheck.noise-high"] = rounding * 10.0**c.noise_orders
     derived["DERIVED.gradcheck.rounding-multiple"] = gradcheck.max_relative_error / rounding
     for row in rows:
-        derived[f"DERIVED.depth-{row.depth}.orders"] = math.log10(row.residual_norm / row.plain_norm)
+        orders = math.log10(row.residual_norm / row.plain_norm)
+        derived[f"DERIVED.depth-{row.depth}.orders"] = orders
         derived[f"DERIVED.depth-{row.depth}.plain-survival"] = row.plain_norm / upstream_norm
+        # What a sentence needs of these numbers (the table keeps every digit): the plain norm's power of ten,
+        # the residual norm and its survival ratio to the unit, the gap in orders of magnitude to a tenth.
+        derived[f"DERIVED.depth-{row.depth}.plain-norm-about"] = float(f"1e{round(math.log10(row.plain_norm))}")
+        derived[f"DERIVED.depth-{row.depth}.residual-norm-about"] = round(row.residual_norm)
+        derived[f"DERIVED.depth-{row.depth}.survival-about"] = round(row.survival)
+        derived[f"DERIVED.depth-{row.depth}.orders-about"] = round(orders, 1)
     first, last = rows[0], rows[-1]
     # Geometric-mean factor by which each extra plain layer shrinks the input-gradient norm.
-    derived["DERIVED.plain-factor-per-layer"] = (last.plain_norm / first.plain_norm) ** (
-        1.0 / (last.depth - first.depth)
-    )
+    factor = (last.plain_norm / first.plain_norm) ** (1.0 / (last.depth - first.depth))
+    derived["DERIVED.plain-factor-per-layer"] = factor
+    derived["DERIVED.plain-factor-per-layer-about"] = round(factor, 2)
+    derived["DERIVED.gradcheck.rounding-multiple-about"] = round(gradcheck.max_relative_error / rounding, 1)
     return Run(Trace(config=config, depths=rows, gradcheck=gradcheck), derived)

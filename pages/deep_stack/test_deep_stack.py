@@ -84,15 +84,13 @@ def test_trace_rows_are_the_norms_as_printed():
         assert format_real(row.survival) == format_real(residual / 8.0)
 
 
-def test_config_and_parts():
+def test_config_and_the_lessons_bank():
     c = TRACE.config
     assert (c.seed, c.width, c.batch, c.scale, c.input_seed) == (42, 16, 4, 0.5, 0)
     assert (c.published_bank, c.drawn) == (20, max(DEPTHS))
     assert c.upstream_norm == math.sqrt(c.batch * c.width) == 8.0
-    assert [r.depth for r in TRACE.depths if r.part == "published"] == list(PUBLISHED_DEPTHS) == [1, 5, 10, 20]
-    assert all(
-        r.part == "extended" and r.depth > c.published_bank for r in TRACE.depths if r.depth not in PUBLISHED_DEPTHS
-    )
+    # The depths the lesson publishes are exactly those that its bank of weights serves.
+    assert [r.depth for r in TRACE.depths if r.depth <= c.published_bank] == list(PUBLISHED_DEPTHS) == [1, 5, 10, 20]
 
 
 def test_plain_gradient_vanishes_and_residual_does_not():
@@ -142,8 +140,6 @@ def test_a_nan_input_stops_the_page_with_one_line(field, fixture):
 G = Golden(GOLDEN)
 CASES = [
     G.value_case("depth out of order", 3, "depth=1 ", "depth=2 ", "expected depth=1"),
-    G.value_case("part does not match depth", 3, "part=published", "part=extended", "expected part=published"),
-    G.value_case("unknown part", 3, "part=published", "part=spec", "one of published, extended"),
     G.value_case("plain norm in fixed notation", 3, "plain-norm=2.778871e+00", "plain-norm=2.778871", "scientific"),
     G.value_case(
         "residual norm in scientific notation",

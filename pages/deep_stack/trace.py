@@ -1,4 +1,4 @@
-"""Trace format ``deep-stack-v1``: each record declared once.
+"""Trace format ``deep-stack-v2``: each record declared once.
 
 Plain-stack gradient norms span dozens of orders of magnitude, so they are
 written in ``%.6e``.
@@ -6,9 +6,7 @@ written in ``%.6e``.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from site_builder.trace import Bool, Int, Real, Sci, choice, lines, record, trace_format
+from site_builder.trace import Bool, Int, Real, Sci, lines, record, trace_format
 
 # The depths the spec publishes, then the extension past the 20-matrix bank.
 PUBLISHED_DEPTHS = (1, 5, 10, 20)
@@ -31,8 +29,7 @@ class Config:
 
 @record("DEPTH", index="depth")
 class DepthRow:
-    depth: Int
-    part: Annotated[str, choice("published", "extended")]  # within the spec's bank, or past it
+    depth: Int  # a depth up to CONFIG.published-bank uses only the lesson's bank of weights
     plain_norm: Sci
     plain_norm_by_hand: Sci
     residual_norm: Real
@@ -52,12 +49,10 @@ class GradCheck:
     passed: Bool
 
 
-@trace_format("deep-stack-v1")
+@trace_format("deep-stack-v2")
 class Trace:
     config: Config
-    depths: tuple[DepthRow, ...] = lines(
-        {"depth": d, "part": "published" if d in PUBLISHED_DEPTHS else "extended"} for d in DEPTHS
-    )
+    depths: tuple[DepthRow, ...] = lines(depth=DEPTHS)
     gradcheck: GradCheck
 
     def depth(self, depth: int) -> DepthRow:

@@ -1,7 +1,8 @@
-"""Trace format ``identity-init-v1``: each record declared once.
+"""Trace format ``identity-init-v2``: each record declared once.
 
-Deviations of the He-initialized stack span many orders of magnitude, so they
-are written in ``%.6e``.
+Deviations of the stack with He's ReLU scale on both layers span many orders of
+magnitude, so they are written in ``%.6e``, and so is the norm of one such
+branch, the same number as the one-block deviation.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ class Config:
 @record("DEPTH", index="depth")
 class DepthRow:
     depth: Int
-    zero_init_deviation: Real  # ||h_depth - x|| with every block's second layer zero
-    zero_init_exact: Bool  # h_depth == x bit for bit
-    he_deviation: Sci  # ||h_depth - x|| with both layers He-initialized
+    zero_init_deviation: Real  # ||h_depth - x|| with every block's second layer zero (the fixture requires h == x)
+    he_deviation: Sci  # ||h_depth - x|| with He's ReLU scale on both layers
     he_relative: Sci  # he_deviation / ||x||
 
 
@@ -45,13 +45,13 @@ class ReZero:
     alpha: Real
     deviation: Real  # ||y - x||
     identity_exact: Bool
-    branch_output_norm: Real  # ||F(x)||
+    branch_output_norm: Sci  # ||F(x)||, written as the one-block deviation it equals
     alpha_gradient: Real  # dL/dalpha from the engine
     alpha_gradient_by_hand: Real  # upstream . F(x) in NumPy
     branch_gradient_norm: Real  # the branch weights' gradient at alpha = 0
 
 
-@trace_format("identity-init-v1")
+@trace_format("identity-init-v2")
 class Trace:
     config: Config
     depths: tuple[DepthRow, ...] = lines(depth=DEPTHS)

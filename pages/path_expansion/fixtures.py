@@ -1,8 +1,9 @@
 """Path-expansion fixtures: one linear residual stack's Jacobian, three ways.
 
 The chapter's convention: a Jacobian's rows are outputs and vectors are rows.
-Block ``l`` maps ``x -> x + x @ W_l``, so its Jacobian is ``J_l = I + W_l.T``
-and the stack's is ``J = J_L ... J_1``, last block first. Every matrix here is
+Block ``l`` maps ``x -> x + x @ W_l``: its branch's Jacobian is ``J_F_l = W_l.T``,
+the block's is ``I + J_F_l`` and the stack's is ``J = (I + J_F_L) ... (I + J_F_1)``,
+last block first. Every matrix here is
 its transpose, ``J.T = (I + W_1)(I + W_2)...(I + W_L)``, the blocks in the
 order a row vector meets them: ``y = x @ J.T``. Multiplying it out gives one
 term per subset of blocks, the ordered product of the chosen ``W_l``, that is
@@ -85,6 +86,17 @@ def autograd_jacobian(weights: list[np.ndarray], x0: tuple[float, ...]) -> np.nd
 # endregion: engine-jacobian
 
 
+def rounding_units(blocks: int) -> int:
+    """Roundings an entry of the path sum can take: 2^L terms added, each a product of at most L matrices of width n."""
+    return 2**blocks + blocks * WIDTH
+
+
+def largest_absolute_entry(weights: list[np.ndarray]) -> float:
+    """The largest entry the path sum reaches with every factor made positive: what one rounding unit scales."""
+    absolute = sum((term for _, term in paths([np.abs(w) for w in weights])), np.zeros((WIDTH, WIDTH)))
+    return float(np.max(np.abs(absolute)))
+
+
 def rounding_bound(weights: list[np.ndarray]) -> float:
     """How far float64 rounding can move an entry of any of the three Jacobians: (2^L + L n) units of rounding
     times the largest entry of the path sum taken in absolute values (every term, every factor made positive).
@@ -93,9 +105,7 @@ def rounding_bound(weights: list[np.ndarray]) -> float:
     2^L + L n roundings, each by a relative error of at most one unit of rounding of the largest partial sum; the
     difference itself is rounding noise that another machine changes, the bound is not.
     """
-    absolute = sum((term for _, term in paths([np.abs(w) for w in weights])), np.zeros((WIDTH, WIDTH)))
-    units = 2 ** len(weights) + len(weights) * WIDTH
-    return float(units * np.finfo(np.float64).eps * np.max(np.abs(absolute)))
+    return float(rounding_units(len(weights)) * np.finfo(np.float64).eps * largest_absolute_entry(weights))
 
 
 def run(c: Constants = Constants()) -> Run:
@@ -147,8 +157,17 @@ def run(c: Constants = Constants()) -> Run:
     derived = {
         "DERIVED.two-to-the-blocks": 2**BLOCKS,
         "DERIVED.matrix-shape": (WIDTH, WIDTH),
+        # The rounding bound's parts, so the page says what it is made of; the differences themselves are
+        # rounding noise, another on every machine, and the page says only that they are within it.
+        "DERIVED.rounding-units": rounding_units(BLOCKS),
+        "DERIVED.machine-epsilon": float(np.finfo(np.float64).eps),
+        "DERIVED.largest-absolute-entry": largest_absolute_entry(weights),
+        "DERIVED.largest-absolute-entry-about": round(largest_absolute_entry(weights), 2),
         "DERIVED.path-count-total": sum(k.count for k in lengths),
         "DERIVED.most-common-length": max(lengths, key=lambda k: k.count).length,
         "DERIVED.largest-contribution-length": max(lengths, key=lambda k: k.sum_norm).length,
     }
+    for k in lengths:  # what a sentence needs of the sizes (the table keeps every digit)
+        derived[f"DERIVED.length-{k.length}.mean-path-norm-about"] = round(k.mean_path_norm, 2)
+        derived[f"DERIVED.length-{k.length}.sum-norm-about"] = round(k.sum_norm, 2)
     return Run(trace, derived)

@@ -1,9 +1,10 @@
 """Trace format ``path-expansion-v1``: each record declared once. Matrices are written as row-major vectors.
 
 Jacobians follow the chapter (rows are outputs, vectors are rows): block l's
-Jacobian is J_l = I + W_l^T and the stack's is J = J_L ... J_1. The JACOBIAN
-and LENGTH matrices are transposes, J^T = (I + W_1)...(I + W_L), the blocks in
-the order a row vector meets them.
+branch F_l(x) = x W_l has the Jacobian J_F_l = W_l^T, the block has I + J_F_l,
+and the stack has J = (I + J_F_L) ... (I + J_F_1). The JACOBIAN and LENGTH
+matrices are transposes, J^T = (I + W_1)...(I + W_L), the blocks in the order a
+row vector meets them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class Config:
 @record("BRANCH", index="block")
 class Branch:
     block: Int  # 1-based
-    weight: Vector  # W_l, row-major; the block is x -> x + x @ W_l, its Jacobian I + W_l^T
+    weight: Vector  # W_l, row-major; the block is x -> x + x @ W_l, its Jacobian I + J_F_l with J_F_l = W_l^T
 
 
 @record("JACOBIAN")
