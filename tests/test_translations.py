@@ -144,14 +144,15 @@ def test_a_translated_page_is_russian_and_links_its_english_twin_both_ways(built
     assert russian.html_path == "ru/" + english.html_path  # every English URL stays as it was
     en, ru = _page(built_site, english.html_path), _page(built_site, russian.html_path)
     assert (en.get("lang"), ru.get("lang")) == ("en", "ru")
+    up = "../" * english.url.count("/")  # from the English page to the site's root
     assert ru.xpath("string(//h1)").startswith(russian.heading)
-    assert en.xpath('//link[@rel="alternate"][@hreflang="ru"]/@href') == [f"../ru/{english.url}"]
-    assert ru.xpath('//link[@rel="alternate"][@hreflang="en"]/@href') == [f"../../{english.url}"]
-    assert ru.xpath('//a[contains(@class,"md-select__link")][@hreflang="en"]/@href') == [f"../../{english.url}"]
-    assert en.xpath('//a[contains(@class,"md-select__link")][@hreflang="ru"]/@href') == [f"../ru/{english.url}"]
+    assert en.xpath('//link[@rel="alternate"][@hreflang="ru"]/@href') == [f"{up}ru/{english.url}"]
+    assert ru.xpath('//link[@rel="alternate"][@hreflang="en"]/@href') == [f"../{up}{english.url}"]
+    assert ru.xpath('//a[contains(@class,"md-select__link")][@hreflang="en"]/@href') == [f"../{up}{english.url}"]
+    assert en.xpath('//a[contains(@class,"md-select__link")][@hreflang="ru"]/@href') == [f"{up}ru/{english.url}"]
     assert ru.xpath('//input[@data-md-component="search-query"]/@placeholder') == ["Поиск"]
     config = json.loads(ru.xpath('string(//script[@id="__config"])'))
-    assert config["base"] == "../../ru/", "a Russian page searches ru/search/search_index.json"
+    assert config["base"] == f"../{up}ru/", "a Russian page searches ru/search/search_index.json"
 
 
 def test_an_untranslated_page_switches_to_the_russian_home_and_has_no_false_alternate(built_site):
