@@ -203,6 +203,7 @@ MEASURED_FORMATS = frozenset(
 )
 
 WORDS_FORMAT = "bool:YES|NO"  # a boolean as one of two words: any format bool:WORD|WORD
+CHOICE_FORMAT = "as:NAME=WORDS|OTHER=WORDS"  # a name as the words given for it: any format as:NAME=WORDS|NAME=WORDS…
 
 # What each format shows: the one list of them, in the order a reader meets them. AUTHORING.md's table of formats
 # is made from it, and tests/test_authoring_guide.py checks that it names exactly the formats above.
@@ -238,6 +239,8 @@ FORMAT_DESCRIPTIONS: dict[str, str] = {
     "measured-float-path": "how far a measured result moved when its float path changed, rounded up to one digit "
     "(`±0.0002`)",
     WORDS_FORMAT: "a boolean as one of two words of a sentence (`bool:accepted|refused`)",
+    CHOICE_FORMAT: "a name as the words given for it, in a sentence of any language "
+    "(`as:higher=выше|lower=ниже`); a name the format gives no words for is a build error",
 }
 
 _INDEX_RE = re.compile(r"^(?P<base>.+)\[(?P<index>\d+)\]$")
@@ -265,11 +268,26 @@ class TooManyDigits(ValueError):
 
 class UnknownFormat(KeyError):
     def __init__(self, fmt: str):
-        super().__init__(f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}, {WORDS_FORMAT}")
+        super().__init__(
+            f"unknown number format {fmt!r}; known: {', '.join(sorted(FORMATS))}, {WORDS_FORMAT}, {CHOICE_FORMAT}"
+        )
         self.fmt = fmt
 
 
 _WORDS_RE = re.compile(r"^bool:(?P<yes>[^|\d]+)\|(?P<no>[^|\d]+)$")
+_CHOICE_RE = re.compile(r"^as:(?P<pairs>[^=|]+=[^=|\d]+(?:\|[^=|]+=[^=|\d]+)*)$")
+
+
+def _choice(fmt: str, pairs: str) -> Callable[[Any], str]:
+    words = dict(pair.split("=", 1) for pair in pairs.split("|"))
+
+    def show(value: Any) -> str:
+        name = _name(value)
+        if name not in words:
+            raise ValueError(f"format {fmt!r} gives no words for {name!r}; it gives words for {', '.join(words)}")
+        return words[name]
+
+    return show
 
 
 def formatter(fmt: str) -> Callable[[Any], str] | None:
@@ -279,6 +297,9 @@ def formatter(fmt: str) -> Callable[[Any], str] | None:
     words = _WORDS_RE.match(fmt)
     if words:
         return lambda v: words["yes"] if _bool(v) == "true" else words["no"]
+    choice = _CHOICE_RE.match(fmt)
+    if choice:
+        return _choice(fmt, choice["pairs"])
     return None
 
 

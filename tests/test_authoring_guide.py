@@ -105,9 +105,11 @@ def _dot_source_names() -> set[str]:
 
 
 def test_every_number_format_the_code_defines_has_a_description() -> None:
-    from site_builder.facts import FORMAT_DESCRIPTIONS, FORMATS, WORDS_FORMAT, formatter
+    from site_builder.facts import CHOICE_FORMAT, FORMAT_DESCRIPTIONS, FORMATS, WORDS_FORMAT, formatter
 
-    assert set(FORMAT_DESCRIPTIONS) == {*FORMATS, WORDS_FORMAT}, "FORMAT_DESCRIPTIONS must name every format"
+    assert set(FORMAT_DESCRIPTIONS) == {*FORMATS, WORDS_FORMAT, CHOICE_FORMAT}, (
+        "FORMAT_DESCRIPTIONS must name every format"
+    )
     assert all(formatter(name) is not None for name in FORMAT_DESCRIPTIONS), "a described format is unknown"
 
 
