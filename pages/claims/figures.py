@@ -60,20 +60,23 @@ def chart_facts(t: Trace) -> dict[str, Any]:
         "DERIVED.chart.bounded-norm-ticks": log_ticks([r.norm for r in t.streams if r.family in BOUNDED]),
         "DERIVED.chart.unbounded-norm-ticks": decade_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
         "DERIVED.chart.slice-ticks": linear_ticks(t.slice[0].alpha, t.slice[-1].alpha),
-        "DERIVED.chart.slice-loss-ticks": decade_ticks([p.loss for p in t.slice]),
+        "DERIVED.chart.slice-loss-ticks": decade_ticks(
+            [v for p in t.slice for v in (p.loss.low, p.loss.high) if v > 0]
+        ),
     }
 
 
 def _slice_description(t: Trace) -> str:
     """The loss along the slice, and whether it bends downward anywhere, as the second differences decided."""
     shape = (
-        "It never bends downward, as a convex function would not."
-        if t.landscape.convex_along_line
-        else "It falls to the trained point and rises from it like a bowl, and further out it bends the other way."
+        "It falls to the trained point and rises from it like a bowl, and further out it bends the other way."
+        if t.landscape.bending_seeds
+        else "It never bends downward, as a convex function would not."
     )
     return (
-        "Training loss of the trained residual stack at the trained weights plus a times one filter-normalized "
-        f"direction, against a, on a logarithmic scale. {shape}"
+        "Median training loss over the seeds of the trained residual stacks at their trained weights plus a times "
+        "one filter-normalized direction, against a, on a logarithmic scale; a shaded band spans the seeds from "
+        f"the lowest to the highest. {shape}"
     )
 
 
@@ -88,9 +91,10 @@ def _slice(t: Trace, facts: Mapping[str, Any]) -> str:
         y=Axis("training loss", "DERIVED.chart.slice-loss-ticks", "pow10", kind="log"),
         series=(
             Series(
-                ("loss: ", Value(f"{middle}.loss", "sci"), " at the trained weights"),
+                ("at the trained weights: ", Value(f"{middle}.loss", "measured")),
                 tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice),
                 "identity",
+                band=True,
             ),
         ),
     )
