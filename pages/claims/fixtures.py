@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from site_builder.autograd import Tensor, parameter, tensor
+from site_builder.measure import compare, nudge
 from site_builder.nn import Adam, Linear, layer_norm, residual_add
 from site_builder.run import FixtureError, Run, check_constants, finite
 from site_builder.tasks import (
@@ -25,17 +26,24 @@ from site_builder.tasks import (
     cross_entropy_per_model,
     draw_ends,
     he_std,
+    measured,
+    rates_side_by_side,
     side_by_side,
     train,
 )
 from site_builder.trace import format_real, format_sci
+from site_builder.trace.numbers import Measurement, reach, settled
 
 from .trace import (
     FAMILIES,
+    ISOMETRY_BUDGETS,
+    ISOMETRY_RATES,
     ISOMETRY_STACKS,
     LINEAR_LAW_EXPONENT,
     PLAIN_DEPTHS,
+    PLAIN_RATES,
     SCALED_DEPTHS,
+    SEEDS,
     SLICE_POINTS,
     SQRT_LAW_EXPONENT,
     STREAM_DEPTHS,
@@ -44,11 +52,14 @@ from .trace import (
     CancellingBranch,
     Growth,
     Isometry,
+    IsometryOrder,
     IsometrySetup,
+    IsometrySweep,
     IsometryTrained,
     Landscape,
     PlainDepth,
     PlainSetup,
+    PlainSweep,
     QuadraticStep,
     ScalarStack,
     ScaledShortcut,
@@ -66,26 +77,27 @@ class Trained:
     """The constants of claims 6 to 8, which train networks on the spirals of the training pages.
 
     Kept apart from the other claims' constants: the training is the expensive part, and a run whose trained
-    constants are unchanged reuses it (see :func:`trained_claims`).
+    constants are unchanged reuses it (see :func:`trained_claims`). Every seed is trained twice side by side, as
+    drawn and with one initial weight one ulp larger, so that every trained result is a measurement over the
+    seeds and over the float path.
     """
 
     task: SpiralTask = SPIRALS
     width: int = 16
-    learning_rate: float = 3e-3
-    seeds: tuple[int, ...] = (1, 2, 3)
+    seeds: tuple[int, ...] = SEEDS
     # Claim 6: "... convex, bowl-shaped terrains with zero local minima traps."
+    learning_rate: float = 3e-3
     landscape_depth: int = 8
-    landscape_seed: int = 1
-    landscape_steps: int = 300
+    landscape_steps: int = 150
     direction_seed: int = 7
     slice_span: float = 1.0
     convexity_bar: float = 1e-9
     # Claim 7: "... deep transformers cannot train beyond 3 layers."
     claimed_layers: int = 3
-    plain_steps: int = 250
-    # Claim 8: "... fixes a plain 50-layer network to match a residual one."
+    plain_steps: int = 150
+    # Claim 8: "... fixes a plain 50-layer network to match a residual 50-layer network ..."
     isometry_depth: int = 50
-    isometry_steps: int = 150
+    isometry_width: int = 8
     upstream_seed: int = 0
 
     def check(self) -> None:
@@ -369,37 +381,65 @@ def decide_claim_5(growth: tuple[Growth, ...]) -> str:
 
 # ---------------------------------------------------------------------------- claims 6 to 8: trained networks
 Weights = dict[str, Tensor]
+Draw = dict[str, np.ndarray]
 
 
-def mean(values: np.ndarray) -> float:
-    return float(np.mean(values))
+def with_twins(draws: list[Draw]) -> list[Draw]:
+    """Every seed's draw, then the same draws with the embedding's first weight one ulp larger: trained side by
+    side, each twin shows how far its seed's result moves when the float path changes."""
+    return [*draws, *({**d, "embed": nudge(d["embed"])} for d in draws)]
+
+
+def stacked(draws: list[Draw]) -> Weights:
+    """The draws of several models side by side, as parameters with a leading models axis."""
+    return {name: parameter(side_by_side([d[name] for d in draws]), name=name) for name in draws[0]}
+
+
+def ends_draw(rng: np.random.Generator, width: int) -> Draw:
+    ends = draw_ends(rng, inputs=2, width=width, classes=2)
+    return {
+        "embed": ends.embed,
+        "embed-bias": np.zeros((1, width)),
+        "readout": ends.readout,
+        "readout-bias": np.zeros((1, 2)),
+    }
+
+
+def block_draw(t: Trained, seed: int, depth: int, second_scale: float = 1.0) -> Draw:
+    """One seed's embedding, read-out and ``depth`` He-scaled two-layer blocks, biases at zero."""
+    rng = np.random.default_rng(seed)
+    draw = ends_draw(rng, t.width)
+    for l in range(depth):
+        draw[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
+        draw[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * second_scale
+    return draw
+
+
+def per_rate(values: np.ndarray, rates: int, *, what: str) -> list[Measurement]:
+    """Models side by side rate by rate, at each rate every seed then every twin: one measurement per rate."""
+    size = len(values) // rates
+    return [measured(values[r * size : (r + 1) * size], what=what) for r in range(rates)]
+
+
+def lowest(results: list[Measurement]) -> int:
+    """The rate whose median is lowest."""
+    return min(range(len(results)), key=lambda r: results[r].median)
 
 
 # region: claim-6
 def residual_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
-    """Each model's loss: embedding, ``depth`` blocks h = h + ReLU(h W1) W2, read-out (weights ``[M, ...]``)."""
     h = tensor(data.inputs) @ w["embed"] + w["embed-bias"]
     for l in range(depth):
         h = residual_add(h, (h @ w[f"first-{l}"]).relu() @ w[f"second-{l}"])
     return cross_entropy_per_model(h @ w["readout"] + w["readout-bias"], data.labels)
 
 
-def trained_residual_stack(t: Trained, data: Dataset) -> dict[str, np.ndarray]:
-    """A residual stack of ``landscape_depth`` blocks for one seed, its branches scaled as the degradation page's
-    scaled residual stacks are."""
-    rng = np.random.default_rng(t.landscape_seed)
-    ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
-    start = {
-        "embed": ends.embed,
-        "embed-bias": np.zeros((1, t.width)),
-        "readout": ends.readout,
-        "readout-bias": np.zeros((1, 2)),
-    }
+def trained_residual_stacks(t: Trained, data: Dataset) -> list[Draw]:
+    """Residual stacks of ``landscape_depth`` blocks, one per seed and one per twin, their branches scaled as the
+    degradation page's scaled residual stacks are, trained side by side."""
     scale = 1.0 / math.sqrt(2.0 * t.landscape_depth)
-    for l in range(t.landscape_depth):
-        start[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
-        start[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * scale
-    w = {name: parameter(value[np.newaxis], name=name) for name, value in start.items()}
+    draws = with_twins([block_draw(t, seed, t.landscape_depth, scale) for seed in t.seeds])
+    w = stacked(draws)
     train(
         lambda: residual_losses(w, t.landscape_depth, data),
         Adam(list(w.values()), lr=t.learning_rate),
@@ -407,10 +447,10 @@ def trained_residual_stack(t: Trained, data: Dataset) -> dict[str, np.ndarray]:
         every=t.landscape_steps,
         fixture="claim-6-landscape",
     )
-    return {name: p.data[0] for name, p in w.items()}
+    return [{name: p.data[m] for name, p in w.items()} for m in range(len(draws))]
 
 
-def filter_normalized_direction(theta: dict[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+def filter_normalized_direction(theta: Draw, seed: int) -> Draw:
     """A random direction scaled filter by filter, as Li et al. do: each column of a weight matrix (the weights
     into one unit) gets the norm of the same column of the trained weights; biases get no direction."""
     rng = np.random.default_rng(seed)
@@ -424,56 +464,60 @@ def filter_normalized_direction(theta: dict[str, np.ndarray], seed: int) -> dict
     return direction
 
 
-def loss_slice(
-    t: Trained, data: Dataset, theta: dict[str, np.ndarray], direction: dict[str, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The loss at theta + a * direction for evenly spaced a in [-span, span], every point a model side by side."""
+def loss_slices(t: Trained, data: Dataset, thetas: list[Draw]) -> tuple[np.ndarray, np.ndarray]:
+    """Each model's loss at theta + a * direction for evenly spaced a in [-span, span]: ``[models, points]``."""
     alphas = np.linspace(-t.slice_span, t.slice_span, SLICE_POINTS)
-    w = {name: tensor(side_by_side([theta[name] + a * direction[name] for a in alphas])) for name in theta}
-    return alphas, residual_losses(w, t.landscape_depth, data).data
+    directions = [filter_normalized_direction(theta, t.direction_seed) for theta in thetas]
+    w = {
+        name: tensor(side_by_side([th[name] + a * d[name] for th, d in zip(thetas, directions) for a in alphas]))
+        for name in thetas[0]
+    }
+    return alphas, residual_losses(w, t.landscape_depth, data).data.reshape(len(thetas), SLICE_POINTS)
 
 
 def second_differences(losses: np.ndarray) -> np.ndarray:
     """L(a - h) - 2 L(a) + L(a + h) at every inner point: negative where the slice bends down, so not convex."""
-    return losses[:-2] - 2.0 * losses[1:-1] + losses[2:]
+    return losses[..., :-2] - 2.0 * losses[..., 1:-1] + losses[..., 2:]
 
 
 # endregion: claim-6
 
 
 def claim_6(t: Trained, data: Dataset) -> tuple[Landscape, tuple[SlicePoint, ...]]:
-    theta = trained_residual_stack(t, data)
-    alphas, losses = loss_slice(t, data, theta, filter_normalized_direction(theta, t.direction_seed))
+    what = "claim 6, the trained residual stack"
+    alphas, losses = loss_slices(t, data, trained_residual_stacks(t, data))
     finite("claim-6-landscape", "the loss slice", losses)
     d2 = second_differences(losses)
-    centre = SLICE_POINTS // 2
+    centre, seeds = SLICE_POINTS // 2, len(t.seeds)
+    bends = d2 < -t.convexity_bar
+    inner = np.abs(alphas[1:-1])
+    nearest = np.array([inner[row].min() if row.any() else t.slice_span for row in bends])
     minima = [
-        i for i in range(1, SLICE_POINTS - 1) if losses[i] < losses[i - 1] and losses[i] < losses[i + 1] and i != centre
+        any(row[i] < row[i - 1] and row[i] < row[i + 1] for i in range(1, SLICE_POINTS - 1) if i != centre)
+        for row in losses
     ]
-    lowest = int(np.argmin(d2))
-    bends = np.abs(alphas[1:-1][d2 < -t.convexity_bar])
     landscape = Landscape(
         depth=t.landscape_depth,
-        seed=t.landscape_seed,
         learning_rate=t.learning_rate,
         steps=t.landscape_steps,
-        trained_loss=float(losses[centre]),
+        seeds=seeds,
+        trained_loss=measured(losses[:, centre], what=what),
         direction_seed=t.direction_seed,
         span=t.slice_span,
-        min_second_difference=float(d2[lowest]),
-        at=float(alphas[lowest + 1]),
+        min_second_difference=measured(d2.min(axis=1), what=what),
         bar=t.convexity_bar,
-        bends_down=int(bends.size),
-        nearest_bend=float(bends.min()) if bends.size else 0.0,
-        slice_minima=len(minima),
-        convex_along_line=bool(d2[lowest] >= -t.convexity_bar),
+        nearest_bend=measured(nearest, what=what),
+        bending_seeds=sum(bool(bends[s].any() and bends[s + seeds].any()) for s in range(seeds)),
+        seeds_with_minima=sum(minima[s] or minima[s + seeds] for s in range(seeds)),
     )
-    return landscape, tuple(SlicePoint(i, float(a), float(v)) for i, (a, v) in enumerate(zip(alphas, losses)))
+    points = tuple(SlicePoint(i, float(a), measured(losses[:, i], what=what)) for i, a in enumerate(alphas))
+    return landscape, points
 
 
 def decide_claim_6(r: Landscape) -> str:
-    """A convex function is convex along every line: one line that bends down refutes "convex"."""
-    return "holds-narrowly" if r.convex_along_line and r.min_second_difference >= -r.bar else "does-not-hold"
+    """A convex function is convex along every line: one line that bends down, in a run and in its twin, refutes
+    "convex"; lines that never bend leave only the narrower statement that these lines are convex."""
+    return "does-not-hold" if r.bending_seeds else "holds-narrowly"
 
 
 # region: claim-7
@@ -490,48 +534,48 @@ def plain_normalized_losses(w: Weights, depth: int, data: Dataset) -> Tensor:
 # endregion: claim-7
 
 
-def seeded_weights(t: Trained, depth: int, second_scale: float = 1.0) -> Weights:
-    """Every seed's embedding, read-out and ``depth`` He-scaled blocks, side by side, biases at zero."""
-    per_seed = []
-    for seed in t.seeds:
-        rng = np.random.default_rng(seed)
-        ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
-        w = {"embed": ends.embed, "readout": ends.readout}
-        for l in range(depth):
-            w[f"first-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=False)
-            w[f"second-{l}"] = rng.standard_normal((t.width, t.width)) * he_std(t.width, after_relu=True) * second_scale
-        per_seed.append(w)
-    stacked = {name: parameter(side_by_side([w[name] for w in per_seed]), name=name) for name in per_seed[0]}
-    stacked["embed-bias"] = parameter(np.zeros((len(t.seeds), 1, t.width)), name="embed-bias")
-    stacked["readout-bias"] = parameter(np.zeros((len(t.seeds), 1, 2)), name="readout-bias")
-    return stacked
+def fit(m: Measurement, bar: float) -> str:
+    """Whether a median loss is below the bar beyond its uncertainty, above it beyond it, or neither."""
+    median, gap = settled(m).median, reach(m)
+    if median + gap < bar:
+        return "fits"
+    if median - gap > bar:
+        return "does-not-fit"
+    return "undecided"
 
 
-def claim_7(t: Trained, data: Dataset, chance: float) -> tuple[PlainSetup, tuple[PlainDepth, ...]]:
+def claim_7(
+    t: Trained, data: Dataset, chance: float
+) -> tuple[PlainSetup, tuple[PlainSweep, ...], tuple[PlainDepth, ...]]:
     bar = chance / 10.0
-    rows = []
+    sweeps, rows = [], []
     for depth in PLAIN_DEPTHS:
-        w = seeded_weights(t, depth)
+        w = stacked(with_twins([block_draw(t, seed, depth) for seed in t.seeds]) * len(PLAIN_RATES))
         history = train(
             lambda: plain_normalized_losses(w, depth, data),
-            Adam(list(w.values()), lr=t.learning_rate),
+            Adam(list(w.values()), lr=rates_side_by_side(PLAIN_RATES, 2 * len(t.seeds))),
             steps=t.plain_steps,
             every=t.plain_steps,
             fixture="claim-7-plain-depth",
         )
-        final = mean(history.final)
-        rows.append(
-            PlainDepth(
-                depth, mean(history.initial), final, float(history.final.min()), float(history.final.max()), final < bar
-            )
-        )
-    return PlainSetup(t.claimed_layers, t.width, t.learning_rate, t.plain_steps, len(t.seeds), bar), tuple(rows)
+        what = f"claim 7, the plain stack of {depth} blocks"
+        finals = per_rate(history.final, len(PLAIN_RATES), what=what)
+        chosen = lowest(finals)
+        sweeps += [PlainSweep(depth, rate, finals[r], r == chosen) for r, rate in enumerate(PLAIN_RATES)]
+        initial = per_rate(history.initial, len(PLAIN_RATES), what=what)[chosen]
+        block = history.final[chosen * 2 * len(t.seeds) : (chosen + 1) * 2 * len(t.seeds)].reshape(2, -1)
+        fitted = int(np.sum(np.all(block < bar, axis=0)))
+        rows.append(PlainDepth(depth, PLAIN_RATES[chosen], initial, finals[chosen], fit(finals[chosen], bar), fitted))
+    setup = PlainSetup(t.claimed_layers, t.width, t.plain_steps, len(t.seeds), bar)
+    return setup, tuple(sweeps), tuple(rows)
 
 
 def decide_claim_7(setup: PlainSetup, rows: tuple[PlainDepth, ...]) -> str:
-    """Refuted when a plain stack deeper than the claimed limit trained; otherwise only this test's narrower form."""
-    trained_deeper = [r for r in rows if r.depth > setup.claimed_layers and r.trained and r.final < setup.trained_bar]
-    return "does-not-hold" if trained_deeper else "holds-narrowly"
+    """Refuted when a plain stack deeper than the claimed limit fit the task: one network that trains is a
+    counterexample to "cannot train", so one seed whose run and twin both end below the bar refutes it; otherwise
+    only this test's narrower form survives."""
+    fitted_deeper = [r for r in rows if r.depth > setup.claimed_layers and r.fitted_seeds]
+    return "does-not-hold" if fitted_deeper else "holds-narrowly"
 
 
 # region: claim-8
@@ -551,27 +595,20 @@ def tanh_stack(h: Tensor, w: Weights, depth: int, *, residual: bool) -> Tensor:
 # endregion: claim-8
 
 
-def isometry_weights(t: Trained, stack: str) -> Weights:
-    """Every seed's embedding, read-out and layers: orthogonal (plain-orthogonal, residual) or Gaussian with
+def isometry_draw(t: Trained, seed: int, stack: str) -> Draw:
+    """One seed's embedding, read-out and layers: orthogonal (plain-orthogonal, residual) or Gaussian with
     variance 1/width (plain-gaussian); biases at zero."""
-    per_seed = []
-    for seed in t.seeds:
-        rng = np.random.default_rng(seed)
-        ends = draw_ends(rng, inputs=2, width=t.width, classes=2)
-        w = {"embed": ends.embed, "readout": ends.readout}
-        for l in range(t.isometry_depth):
-            w[f"layer-{l}"] = (
-                rng.standard_normal((t.width, t.width)) / math.sqrt(t.width)
-                if stack == "plain-gaussian"
-                else orthogonal(rng, t.width)
-            )
-        per_seed.append(w)
-    stacked = {name: parameter(side_by_side([w[name] for w in per_seed]), name=name) for name in per_seed[0]}
-    for name, shape in [("embed-bias", (t.width,)), ("readout-bias", (2,))] + [
-        (f"bias-{l}", (t.width,)) for l in range(t.isometry_depth)
-    ]:
-        stacked[name] = parameter(np.zeros((len(t.seeds), 1, *shape)), name=name)
-    return stacked
+    width = t.isometry_width
+    rng = np.random.default_rng(seed)
+    draw = ends_draw(rng, width)
+    for l in range(t.isometry_depth):
+        draw[f"layer-{l}"] = (
+            rng.standard_normal((width, width)) / math.sqrt(width)
+            if stack == "plain-gaussian"
+            else orthogonal(rng, width)
+        )
+        draw[f"bias-{l}"] = np.zeros((1, width))
+    return draw
 
 
 def isometry_losses(w: Weights, t: Trained, stack: str, data: Dataset) -> Tensor:
@@ -580,48 +617,65 @@ def isometry_losses(w: Weights, t: Trained, stack: str, data: Dataset) -> Tensor
     return cross_entropy_per_model(top @ w["readout"] + w["readout-bias"], data.labels)
 
 
-def isometry_gradient(t: Trained, stack: str, data: Dataset) -> float:
-    """|gradient reaching the stack's input| / |gradient sent into its top| at initialization, geometric mean."""
-    w = isometry_weights(t, stack)
+def isometry_gradient(t: Trained, stack: str, data: Dataset) -> Measurement:
+    """|gradient reaching the stack's input| / |gradient sent into its top| at initialization, every seed and twin."""
+    w = stacked(with_twins([isometry_draw(t, seed, stack) for seed in t.seeds]))
     bottom = parameter((tensor(data.inputs) @ w["embed"]).data, name="stack.input")
     top = tanh_stack(bottom, w, t.isometry_depth, residual=stack == "residual")
-    upstream = np.random.default_rng(t.upstream_seed).standard_normal(top.shape)
-    top.backward_with_seed(upstream)
+    upstream = np.random.default_rng(t.upstream_seed).standard_normal(top.shape[1:])
+    top.backward_with_seed(np.broadcast_to(upstream, top.shape).copy())
     assert bottom.grad is not None
-    ratios = np.sqrt(np.sum(bottom.grad**2, axis=(1, 2))) / np.sqrt(np.sum(upstream**2, axis=(1, 2)))
-    return float(np.exp(np.mean(np.log(ratios))))
+    ratios = np.sqrt(np.sum(bottom.grad**2, axis=(1, 2))) / np.sqrt(np.sum(upstream**2))
+    return measured(ratios, what=f"claim 8, the gradient through {stack}")
 
 
-def claim_8(t: Trained, data: Dataset) -> tuple[IsometrySetup, tuple[Isometry, ...], tuple[IsometryTrained, ...]]:
-    at_init = tuple(Isometry(stack, isometry_gradient(t, stack, data)) for stack in ISOMETRY_STACKS)
-    trained = []
+def claim_8(
+    t: Trained, data: Dataset
+) -> tuple[IsometrySetup, tuple[Isometry, ...], tuple[IsometrySweep, ...], tuple[IsometryTrained, ...], tuple]:
+    at_init = {stack: isometry_gradient(t, stack, data) for stack in ISOMETRY_STACKS}
+    sweeps, trained = [], []
+    losses: dict[str, list[Measurement]] = {}
     for stack in TRAINED_STACKS:
-        w = isometry_weights(t, stack)
+        w = stacked(with_twins([isometry_draw(t, seed, stack) for seed in t.seeds]) * len(ISOMETRY_RATES))
         history = train(
             lambda: isometry_losses(w, t, stack, data),
-            Adam(list(w.values()), lr=t.learning_rate),
-            steps=t.isometry_steps,
-            every=t.isometry_steps,
+            Adam(list(w.values()), lr=rates_side_by_side(ISOMETRY_RATES, 2 * len(t.seeds))),
+            steps=ISOMETRY_BUDGETS[-1],
+            every=ISOMETRY_BUDGETS[1],
             fixture="claim-8-isometry",
         )
-        trained.append(
-            IsometryTrained(
-                stack,
-                mean(history.initial),
-                mean(history.final),
-                float(history.final.min()),
-                float(history.final.max()),
+        what = f"claim 8, the {stack} stack"
+        chosen = lowest(per_rate(history.final, len(ISOMETRY_RATES), what=what))
+        for r, rate in enumerate(ISOMETRY_RATES):
+            sweeps.append(
+                IsometrySweep(stack, rate, per_rate(history.final, len(ISOMETRY_RATES), what=what)[r], r == chosen)
             )
-        )
-    setup = IsometrySetup(t.isometry_depth, t.width, t.learning_rate, t.isometry_steps, len(t.seeds))
-    return setup, at_init, tuple(trained)
+        losses[stack] = [
+            per_rate(history.losses[history.steps.index(b)], len(ISOMETRY_RATES), what=what)[chosen]
+            for b in ISOMETRY_BUDGETS
+        ]
+        trained += [IsometryTrained(stack, b, m) for b, m in zip(ISOMETRY_BUDGETS, losses[stack])]
+    orders = tuple(
+        IsometryOrder(b, compare(losses["plain-orthogonal"][i], losses["residual"][i]))
+        for i, b in enumerate(ISOMETRY_BUDGETS)
+        if b
+    )
+    setup = IsometrySetup(
+        t.isometry_depth,
+        t.isometry_width,
+        ISOMETRY_BUDGETS[-1],
+        len(t.seeds),
+        compare(at_init["plain-orthogonal"], at_init["plain-gaussian"]),
+    )
+    isometry = tuple(Isometry(stack, m) for stack, m in at_init.items())
+    return setup, isometry, tuple(sweeps), tuple(trained), orders
 
 
-def decide_claim_8(rows: tuple[IsometryTrained, ...]) -> str:
-    """Refuted when the plain stack ends at or below the residual stack's loss; otherwise only this test's
-    narrower form survives (one initialization, one optimizer, one learning rate were tried)."""
-    final = {r.stack: r.final for r in rows}
-    return "does-not-hold" if final["plain-orthogonal"] <= final["residual"] else "holds-narrowly"
+def decide_claim_8(orders: tuple[IsometryOrder, ...]) -> str:
+    """Refuted when the plain stack's loss after the last step is lower than the residual stack's or
+    indistinguishable from it; otherwise only this test's narrower form survives (one initialization, one
+    optimizer, two learning rates, one task and step budget were tried)."""
+    return "holds-narrowly" if orders[-1].plain == "higher" else "does-not-hold"
 
 
 @functools.lru_cache(maxsize=2)
@@ -645,7 +699,7 @@ def decide(trace_without_verdicts: Trace) -> tuple[Verdict, ...]:
         Verdict(5, decide_claim_5(t.growth)),
         Verdict(6, decide_claim_6(t.landscape)),
         Verdict(7, decide_claim_7(t.plain_setup, t.plain_depths)),
-        Verdict(8, decide_claim_8(t.isometry_trained)),
+        Verdict(8, decide_claim_8(t.isometry_orders)),
     )
 
 
@@ -654,9 +708,18 @@ def run(c: Constants = Constants()) -> Run:
     scalar_stack, cancelling_branch, zero_branch_stack = claim_1(c), claim_2_cancel(c), claim_2_zero_stack(c)
     scaled_shortcut, quadratic_step = tuple(claim_3(c, depth) for depth in SCALED_DEPTHS), claim_4(c)
     streams, growth = claim_5(c)
-    landscape, slice_points, plain_setup, plain_depths, isometry_setup, isometry, isometry_trained = trained_claims(
-        c.trained
-    )
+    (
+        landscape,
+        slice_points,
+        plain_setup,
+        plain_sweep,
+        plain_depths,
+        isometry_setup,
+        isometry,
+        isometry_sweep,
+        isometry_trained,
+        isometry_orders,
+    ) = trained_claims(c.trained)
     measured = Trace(
         scalar_stack=scalar_stack,
         cancelling_branch=cancelling_branch,
@@ -669,10 +732,13 @@ def run(c: Constants = Constants()) -> Run:
         landscape=landscape,
         slice=slice_points,
         plain_setup=plain_setup,
+        plain_sweep=plain_sweep,
         plain_depths=plain_depths,
         isometry_setup=isometry_setup,
         isometry=isometry,
+        isometry_sweep=isometry_sweep,
         isometry_trained=isometry_trained,
+        isometry_orders=isometry_orders,
         verdicts=(),
     )
     t = dataclasses.replace(measured, verdicts=decide(measured))
@@ -689,15 +755,12 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.claim-5.slowest-allowed": SQRT_LAW_EXPONENT - c.exponent_bar,
         "DERIVED.claim-5.fastest-allowed": LINEAR_LAW_EXPONENT + c.exponent_bar,
     }
-    iso = {r.stack: r for r in t.isometry}
-    trained = {r.stack: r for r in t.isometry_trained}
     derived.update(
         {
             "DERIVED.claim-6.second-differences": SLICE_POINTS - 2,
             "DERIVED.claim-7.chance-loss": c.trained.task.record().chance_loss,
-            "DERIVED.claim-8.orthogonal-over-gaussian": iso["plain-orthogonal"].gradient
-            / iso["plain-gaussian"].gradient,
-            "DERIVED.claim-8.plain-over-residual": trained["plain-orthogonal"].final / trained["residual"].final,
+            "DERIVED.claim-7.rates": len(PLAIN_RATES),
+            "DERIVED.claim-8.rates": len(ISOMETRY_RATES),
         }
     )
     for kind in VERDICTS:

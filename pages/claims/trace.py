@@ -1,4 +1,4 @@
-"""Trace format ``claims-v3``: one group of records per claim, then one ``VERDICT`` per claim.
+"""Trace format ``claims-v4``: one group of records per claim, then one ``VERDICT`` per claim.
 
 Each verdict is decided by code from the measured records before it.
 """
@@ -7,14 +7,20 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from site_builder.trace import Bool, Int, Real, Sci, Vector, choice, lines, record, trace_format
+from site_builder.trace import Bool, Int, Measured, Real, Sci, Vector, choice, lines, record, trace_format
 
 VERDICTS = ("holds", "does-not-hold", "holds-narrowly")
 CLAIMS = (1, 2, 3, 4, 5, 6, 7, 8)
 SLICE_POINTS = 41  # claim 6: points along the loss slice, the trained weights in the middle
-PLAIN_DEPTHS = (4, 8)  # claim 7: plain stacks deeper than the claimed limit
+PLAIN_DEPTHS = (4,)  # claim 7: a plain stack deeper than the claimed limit
 ISOMETRY_STACKS = ("plain-orthogonal", "plain-gaussian", "residual")  # claim 8, measured at initialization
 TRAINED_STACKS = ("plain-orthogonal", "residual")  # claim 8, trained
+SEEDS = tuple(range(1, 9))  # claims 6 to 8: every seed trained as drawn and with one weight one ulp away
+PLAIN_RATES = (3e-3, 1e-2)  # claim 7: the learning rates every depth is trained at
+ISOMETRY_RATES = (1e-3, 3e-3)  # claim 8: the learning rates every stack is trained at
+ISOMETRY_BUDGETS = (0, 15, 30)  # claim 8: the steps the losses are reported at; the last is the run's length
+ORDERS = ("lower", "higher", "indistinguishable")
+FITS = ("fits", "does-not-fit", "undecided")
 SCALED_DEPTHS = (1, 10, 50)
 FAMILIES = ("independent", "tanh", "linear")
 STREAM_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -24,6 +30,8 @@ SQRT_LAW_EXPONENT = 0.5
 LINEAR_LAW_EXPONENT = 1.0
 
 Family = Annotated[str, choice(*FAMILIES)]
+Order = Annotated[str, choice(*ORDERS)]
+Fit = Annotated[str, choice(*FITS)]
 
 
 @record("SCALAR-STACK")
@@ -119,31 +127,30 @@ class Growth:
 
 @record("LANDSCAPE")
 class Landscape:
-    """Claim 6: a trained residual stack, and the loss along one filter-normalized direction through its weights."""
+    """Claim 6: trained residual stacks, every seed and its twin, and the loss along one filter-normalized
+    direction through each one's weights."""
 
     depth: Int
-    seed: Int
     learning_rate: Real
     steps: Int
-    trained_loss: Sci  # at the trained weights, the middle of the slice
+    seeds: Int
+    trained_loss: Measured  # at the trained weights, the middle of the slice
     direction_seed: Int
     span: Real  # the slice runs from -span to +span times the direction
-    min_second_difference: Sci  # L(a - h) - 2 L(a) + L(a + h), the smallest along the slice
-    at: Real  # the a where it occurs
+    min_second_difference: Measured  # L(a - h) - 2 L(a) + L(a + h), the smallest along each slice
     bar: Sci  # a second difference below -bar is negative beyond rounding
-    bends_down: Int  # inner points whose second difference is below -bar
-    nearest_bend: Real  # the smallest |a| among them (the slice's bowl reaches at least this far); 0 when none
-    slice_minima: Int  # points lower than both neighbours, the trained point not counted
-    convex_along_line: Bool  # min_second_difference >= -bar
+    nearest_bend: Measured  # the smallest |a| where a slice bends down beyond the bar (span when it never does)
+    bending_seeds: Int  # seeds whose slice bends down beyond the bar, as drawn and with their twin
+    seeds_with_minima: Int  # seeds whose slice has a point lower than both neighbours besides the trained one
 
 
 @record("SLICE", index="point")
 class SlicePoint:
-    """Claim 6: the loss at the trained weights plus ``alpha`` times the direction."""
+    """Claim 6: the loss at the trained weights plus ``alpha`` times the direction, over the seeds."""
 
     point: Int
     alpha: Real
-    loss: Sci
+    loss: Measured
 
 
 @record("PLAIN-SETUP")
@@ -152,20 +159,29 @@ class PlainSetup:
 
     claimed_layers: Int  # the depth the claim says plain stacks cannot train beyond
     width: Int
-    learning_rate: Real
     steps: Int
     seeds: Int
-    trained_bar: Real  # a stack trained when its mean final loss is below this (a tenth of the chance loss)
+    trained_bar: Real  # a stack fits when its median final loss is below this (a tenth of the chance loss)
+
+
+@record("PLAIN-SWEEP", index=("depth", "rate"))
+class PlainSweep:
+    depth: Int
+    rate: Sci  # Adam's learning rate
+    final: Measured  # after the last step
+    chosen: Bool  # the rate whose median final loss is lowest at this depth
 
 
 @record("PLAIN-DEPTH", index="depth")
 class PlainDepth:
+    """Claim 7: one depth at its chosen rate."""
+
     depth: Int
-    initial: Sci  # mean over the seeds
-    final: Sci  # mean over the seeds, after the last step
-    best: Sci  # the lowest seed's final loss
-    worst: Sci  # the highest seed's final loss
-    trained: Bool  # final < PLAIN-SETUP.trained-bar
+    rate: Sci
+    initial: Measured
+    final: Measured
+    fit: Fit  # the median final loss against the bar, beyond its uncertainty
+    fitted_seeds: Int  # seeds whose final loss is below the bar, as drawn and with their twin
 
 
 @record("ISOMETRY-SETUP")
@@ -174,24 +190,40 @@ class IsometrySetup:
 
     depth: Int
     width: Int
-    learning_rate: Real
     steps: Int
     seeds: Int
+    orthogonal_vs_gaussian: Order  # the plain stacks' gradient at initialization, orthogonal against Gaussian
 
 
 @record("ISOMETRY", index="stack")
 class Isometry:
     stack: Annotated[str, choice(*ISOMETRY_STACKS)]
-    gradient: Sci  # |gradient reaching the input| / |gradient sent into the top| at initialization, geometric mean
+    gradient: Measured  # |gradient reaching the input| / |gradient sent into the top| at initialization
 
 
-@record("ISOMETRY-TRAINED", index="stack")
-class IsometryTrained:
+@record("ISOMETRY-SWEEP", index=("stack", "rate"))
+class IsometrySweep:
     stack: Annotated[str, choice(*TRAINED_STACKS)]
-    initial: Sci  # mean over the seeds
-    final: Sci  # mean over the seeds, after the last step
-    best: Sci
-    worst: Sci
+    rate: Sci
+    final: Measured
+    chosen: Bool
+
+
+@record("ISOMETRY-TRAINED", index=("stack", "budget"))
+class IsometryTrained:
+    """Claim 8: a stack at its chosen rate, after ``budget`` steps (0: at initialization)."""
+
+    stack: Annotated[str, choice(*TRAINED_STACKS)]
+    budget: Int
+    loss: Measured
+
+
+@record("ISOMETRY-ORDER", index="budget")
+class IsometryOrder:
+    """Claim 8: the plain orthogonal stack's loss against the residual stack's after ``budget`` steps."""
+
+    budget: Int
+    plain: Order
 
 
 @record("VERDICT", index="claim")
@@ -200,7 +232,7 @@ class Verdict:
     verdict: Annotated[str, choice(*VERDICTS)]
 
 
-@trace_format("claims-v3")
+@trace_format("claims-v4")
 class Trace:
     scalar_stack: ScalarStack
     cancelling_branch: CancellingBranch
@@ -213,10 +245,17 @@ class Trace:
     landscape: Landscape
     slice: tuple[SlicePoint, ...] = lines(point=range(SLICE_POINTS))
     plain_setup: PlainSetup
+    plain_sweep: tuple[PlainSweep, ...] = lines({"depth": d, "rate": r} for d in PLAIN_DEPTHS for r in PLAIN_RATES)
     plain_depths: tuple[PlainDepth, ...] = lines(depth=PLAIN_DEPTHS)
     isometry_setup: IsometrySetup
     isometry: tuple[Isometry, ...] = lines(stack=ISOMETRY_STACKS)
-    isometry_trained: tuple[IsometryTrained, ...] = lines(stack=TRAINED_STACKS)
+    isometry_sweep: tuple[IsometrySweep, ...] = lines(
+        {"stack": s, "rate": r} for s in TRAINED_STACKS for r in ISOMETRY_RATES
+    )
+    isometry_trained: tuple[IsometryTrained, ...] = lines(
+        {"stack": s, "budget": b} for s in TRAINED_STACKS for b in ISOMETRY_BUDGETS
+    )
+    isometry_orders: tuple[IsometryOrder, ...] = lines(budget=ISOMETRY_BUDGETS[1:])
     verdicts: tuple[Verdict, ...] = lines(claim=CLAIMS)
 
     def verdict(self, claim: int) -> str:
