@@ -85,6 +85,15 @@ def test_no_page_wide_horizontal_scroll_at_phone_width(browser, server, path):
         page = v.page
         overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0, f"{path or 'home'} scrolls sideways by {overflow}px at 390px"
+        # A box in the lesson that scrolls sideways must not also scroll (and show a scrollbar) up and
+        # down: a formula's stretched brackets draw past its box, and did, beside most formulas.
+        upright = page.evaluate(
+            """() => [...document.querySelectorAll('.md-content *')].filter(e => {
+                   const s = getComputedStyle(e);
+                   return ['auto', 'scroll'].includes(s.overflowY) && e.scrollHeight > e.clientHeight;
+               }).map(e => e.className || e.tagName)"""
+        )
+        assert upright == [], f"{path or 'home'}: boxes that scroll up and down: {upright}"
         _shot(page, f"phone-{(path or 'home').strip('/').replace('/', '-')}")
 
 
