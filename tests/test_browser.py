@@ -270,9 +270,7 @@ def _russian_search(browser: Browser, server: str, query: str) -> set[str]:
         v.page.keyboard.press("s")  # Material's shortcut: open the search
         v.page.locator("input[data-md-component='search-query']").fill(query)
         meta = v.page.locator(".md-search-result__meta")
-        v.page.wait_for_function(
-            "el => /^(Найден|Совпадений)/.test(el.textContent.trim())", arg=meta.element_handle()
-        )
+        v.page.wait_for_function("el => /^(Найден|Совпадений)/.test(el.textContent.trim())", arg=meta.element_handle())
         links = v.page.locator(".md-search-result__item > a")
         hrefs = [links.nth(i).get_attribute("href") or "" for i in range(links.count())]
     return {urlparse(h).path.removeprefix(urlparse(server).path) for h in hrefs}
