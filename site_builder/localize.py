@@ -8,8 +8,8 @@ sets the two apart:
 - :class:`Languages` knows every page's twin: a navigation per language (the Russian one lists the translated
   pages, then the pages that are not translated yet, linked in English), and per page the alternates (``hreflang``
   links and the language switcher, which stays on the same page where it has a twin);
-- :func:`split_search_index` gives each language its own search index (``search/`` and ``ru/search/``), with the
-  stemmer of its language, since the theme's search reads the index below its ``base``.
+- :func:`split_search_index` gives each language its own search index (``search/`` and ``ru/search/``), in its own
+  language, since the theme's search reads the index below its ``base``.
 """
 
 from __future__ import annotations
@@ -141,9 +141,17 @@ def _flat(items: Iterable[Any]) -> list[Any]:
 
 
 def split_search_index(site_dir: Path) -> None:
-    """Give each translated language its own search index below ``LANG/``, with its own stemmer, and leave the
-    English index only the English pages: the theme's search reads ``search/search_index.json`` below the page's
-    ``base``, and the Russian pages' base is ``ru/``."""
+    """Give each translated language its own search index below ``LANG/``, and leave the English index only the
+    English pages: the theme's search reads ``search/search_index.json`` below the page's ``base``, and the Russian
+    pages' base is ``ru/``.
+
+    The index's ``lang`` makes the browser load that language's lunr functions (``lunr.ru``: its stop words), and
+    ``pipeline`` stays the theme's (``stopWordFilter``): no stemmer, in either language. Material's search appends
+    ``*`` to every typed word (``нормализации`` is searched as ``нормализации*``), and lunr passes a word with a
+    wildcard through no search pipeline, so the typed word is never stemmed; with the stemmer in the pipeline, the
+    index would hold stems (``нормализац``), which a longer typed form does not prefix, and a reader typing a whole
+    Russian word would find nothing. Without it, the index holds the words as written: a typed form finds the pages
+    that hold it, and a typed stem (``нормализац``, ``остаточн``) finds every form of the word."""
     path = site_dir / SEARCH_INDEX
     if not path.is_file():
         return

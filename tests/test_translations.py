@@ -26,15 +26,14 @@ from site_builder.i18n import (
     translations_in,
 )
 from site_builder.localize import split_search_index
-from site_builder.project import PageConfigError, read_page
+from site_builder.project import Page, PageConfigError, Project, read_page
 from site_builder.render.templating import page_environment
 
 TRANSLATED = [p for p in PAGES if "ru" in p.languages]
-UNTRANSLATED = [p for p in PAGES if "ru" not in p.languages]
 
 
-def test_home_and_the_chapters_are_translated():
-    assert {"ch24", "ch25"} <= {p.slug for p in TRANSLATED}
+def test_the_home_page_and_every_page_are_translated():
+    assert [p.slug for p in PAGES if "ru" not in p.languages] == []
     assert (ROOT / "docs" / "index.ru.md").is_file()
 
 
@@ -155,26 +154,73 @@ def test_a_translated_page_is_russian_and_links_its_english_twin_both_ways(built
     assert config["base"] == f"../{up}ru/", "a Russian page searches ru/search/search_index.json"
 
 
-def test_an_untranslated_page_switches_to_the_russian_home_and_has_no_false_alternate(built_site):
-    evidence = UNTRANSLATED[0]
-    root = _page(built_site, evidence.html_path)
+UNTRANSLATED_SLUG = "path_expansion"  # the page the copy below publishes in English only
+
+
+@pytest.fixture(scope="module")
+def one_untranslated(fixture_results: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Page]]:
+    """A strict build of a copy of the project (with the session's fixture results) in which one page has no Russian
+    twin: its ``.ru.`` files, its Russian golden list and the ``[ru]`` table of its page.toml are taken away. Every
+    page of this repository is translated, so the site a Russian reader meets when one is not is built here."""
+    root = copy_project(tmp_path_factory.mktemp("untranslated") / "p", results=fixture_results)
+    folder = root / "pages" / UNTRANSLATED_SLUG
+    for path in [*folder.glob("*.ru.*"), folder / "golden" / "shown.ru.txt"]:
+        path.unlink()
+    toml = folder / "page.toml"
+    text = toml.read_text(encoding="utf-8")
+    assert "\n[ru]\n" in text, "the page to untranslate is translated here"
+    toml.write_text(re.sub(r"\n\[ru\]\n(?:[^\[\n][^\n]*\n?)*", "\n", text), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", "site"],
+        cwd=root,
+        env=mkdocs_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    pages = Project.at(root).pages()
+    assert [p.slug for p in pages if "ru" not in p.languages] == [UNTRANSLATED_SLUG]
+    return root / "site", pages
+
+
+def _primary_nav_links(root: html.HtmlElement) -> tuple[html.HtmlElement, dict[str, str]]:
+    nav = root.xpath('//nav[contains(@class,"md-nav--primary")]')[0]
+    return nav, {a.get("href"): " ".join(a.text_content().split()) for a in nav.iter("a")}
+
+
+@pytest.mark.slow
+def test_an_untranslated_page_switches_to_the_russian_home_and_has_no_false_alternate(one_untranslated):
+    site, pages = one_untranslated
+    (evidence,) = [p for p in pages if p.slug == UNTRANSLATED_SLUG]
+    root = _page(site, evidence.html_path)
     assert root.xpath('//link[@rel="alternate"][@hreflang="ru"]') == []
     depth = evidence.url.count("/")
     assert root.xpath('//a[contains(@class,"md-select__link")][@hreflang="ru"]/@href') == ["../" * depth + "ru/"]
-    assert not (built_site / "ru" / evidence.html_path).exists()
+    assert not (site / "ru" / evidence.html_path).exists()
+    translated = next(p for p in pages if "ru" in p.languages and p.section == evidence.section)
+    assert _page(site, translated.html_path).xpath('//link[@rel="alternate"][@hreflang="ru"]'), "its neighbour has"
 
 
-def test_the_russian_navigation_lists_the_translations_and_the_rest_as_not_yet_translated(built_site):
-    root = _page(built_site, "ru/index.html")
-    nav = root.xpath('//nav[contains(@class,"md-nav--primary")]')[0]
-    links = {a.get("href"): " ".join(a.text_content().split()) for a in nav.iter("a")}
-    for p in TRANSLATED:
-        assert links[p.url] == p.twin("ru").title
+@pytest.mark.slow
+def test_the_russian_navigation_lists_the_translations_and_the_rest_as_not_yet_translated(one_untranslated):
+    site, pages = one_untranslated
+    nav, links = _primary_nav_links(_page(site, "ru/index.html"))
+    for p in pages:
+        if "ru" in p.languages:
+            assert links[p.url] == p.twin("ru").title
+        else:
+            assert links[f"../{p.url}"] == p.title  # in English, and marked as such by its section
     assert "Пока только на английском" in nav.text_content()
-    for p in UNTRANSLATED:
-        assert links[f"../{p.url}"] == p.title  # in English, and marked as such by its section
-    english_nav = _page(built_site, "index.html").xpath('//nav[contains(@class,"md-nav--primary")]')[0]
+    english_nav, _ = _primary_nav_links(_page(site, "index.html"))
     assert not any((a.get("href") or "").startswith("ru/") for a in english_nav.iter("a"))
+
+
+def test_the_russian_navigation_of_this_site_lists_every_page_in_russian(built_site):
+    nav, links = _primary_nav_links(_page(built_site, "ru/index.html"))
+    for p in PAGES:
+        assert links[p.url] == p.twin("ru").title
+    assert "Пока только на английском" not in nav.text_content(), "no page waits for its translation"
+    assert not any(href.startswith("../") for href in links), "no Russian link leads to an English page"
 
 
 def test_each_search_index_holds_only_its_own_languages_pages(built_site):

@@ -107,7 +107,11 @@ def test_the_sources_are_linked(chapter):
 
 def test_the_refusals_quote_the_layer_in_the_course_order(chapter):
     rows = chapter.xpath("//table[@id='error-table']/tbody/tr")
-    assert [shown_text(r.xpath(".//code")[0]) for r in rows] == ["rank-two", "input-width", "branch-mismatch"]
+    cases = [r.xpath(".//th/span[@data-trace]")[0] for r in rows]  # each case, said in words
+    assert [c.get("data-trace") for c in cases] == [
+        f"ERROR[{c}].case" for c in ("rank-two", "input-width", "branch-mismatch")
+    ]
+    assert shown_text(cases[1]) == "an input one feature too wide"
     assert shown_text(rows[1].xpath(".//q")[0]) == "Q/K/V input final width must equal model width 3, got 4"
 
 
