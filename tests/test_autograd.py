@@ -628,6 +628,18 @@ def test_zero_grad_resets_the_accumulated_gradient():
     np.testing.assert_array_equal(x.grad, [2.0, 4.0])
 
 
+def test_gradient_is_the_array_backward_left_and_names_a_tensor_it_never_reached():
+    x = parameter([1.0, 2.0], name="x")
+    with pytest.raises(AutogradError, match="name='x'.*no gradient"):
+        _ = x.gradient
+    (x * 3.0).sum().backward()
+    assert x.gradient is x.grad
+    np.testing.assert_array_equal(x.gradient, [3.0, 3.0])
+    x.zero_grad()
+    with pytest.raises(AutogradError, match="no backward pass has reached it"):
+        _ = x.gradient
+
+
 def test_constants_get_no_gradient():
     x = parameter([1.0, 2.0], name="x")
     c = tensor([5.0, -1.0], name="c")

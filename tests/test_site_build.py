@@ -8,6 +8,7 @@ naming the file and the cause, and that the previous ``site/`` survives.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 import subprocess
@@ -1065,3 +1066,21 @@ def test_sitemap_gz_is_the_same_on_any_build_day(tmp_path, shared_cache):
         outputs.append((project.root / "site" / "sitemap.xml.gz").read_bytes())
     assert outputs[0] == outputs[1]
     assert gzip.decompress(outputs[0]).startswith(b"<?xml")
+
+
+@pytest.mark.parametrize(
+    ("slug", "lang"), [(p.slug, lang) for p in PAGES if p.slug != "notation" for lang in p.languages]
+)
+def test_every_page_links_the_notation_of_its_language_right_under_its_title(built_site, slug, lang):
+    twin = page(slug).twin(lang)
+    tree = lxml_html.fromstring((built_site / twin.html_path).read_bytes())
+    (heading,) = tree.xpath("//article//h1")
+    note = heading.getnext()
+    assert note is not None and note.tag == "p" and "notation-note" in (note.get("class") or ""), (
+        f"{twin.html_path}: the paragraph under the title is not the notation note"
+    )
+    target = page("notation").twin(lang).html_path
+    hrefs = [a.get("href") or "" for a in note.xpath(".//a")]
+    folder = posixpath.dirname(twin.html_path)
+    resolved = [posixpath.normpath(posixpath.join(folder, href, "index.html")) for href in hrefs]
+    assert target in resolved, f"{twin.html_path}: the notation note links {hrefs}, not {target}"

@@ -89,9 +89,9 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
         "output": y.data,
         "upstream": np.array(c.upstream),
         "identity_gradient": np.array(c.upstream),  # the identity edge passes ȳ unchanged
-        "branch_gradient": x_probe.grad,
-        "input_gradient": x.grad,
-        "weight_gradient": linear.weight.grad,
+        "branch_gradient": x_probe.gradient,
+        "input_gradient": x.gradient,
+        "weight_gradient": linear.weight.gradient,
         "weight_shape": np.array(linear.weight.shape),
         "parameters": np.array([p.name for p in y.leaves() if p is not x]),
     }
@@ -107,10 +107,10 @@ def zero_branch_fixture(c: Constants) -> dict[str, np.ndarray]:
     zero = Linear(np.zeros_like(c.weight(c.branch_weight)), name=c.zero_name)
     y = residual_add(x, zero(x))
     y.backward_with_seed(np.array(c.upstream))
-    weight_gradient = zero.weight.grad
+    weight_gradient = zero.weight.gradient
     return {
         "output": y.data,
-        "input_gradient": x.grad,
+        "input_gradient": x.gradient,
         "weight_gradient": weight_gradient,
         "weight_gradient_nonzero": np.array(
             bool(np.all(np.isfinite(weight_gradient)) and np.any(weight_gradient != 0.0))
@@ -203,7 +203,7 @@ def gradient_check_fixture(c: Constants) -> GradCheckResult:
     return check_gradients(
         objective,
         {"x": x.data, "w": linear.weight.data},
-        {"x": x.grad, "w": linear.weight.grad},
+        {"x": x.gradient, "w": linear.weight.gradient},
         samples,
         step=c.gradcheck_step,
         tolerance=c.gradcheck_tolerance,

@@ -82,8 +82,8 @@ def primary_fixture(c: Constants) -> dict[str, np.ndarray]:
         "gain": layer.gain.data,
         "output": forward.output.data,
         "upstream": np.array(c.upstream),
-        "input_gradient": x.grad,
-        "gain_gradient": layer.gain.grad,
+        "input_gradient": x.gradient,
+        "gain_gradient": layer.gain.gradient,
         "normalized_mean_square": np.array((x_hat * x_hat).mean()),
     }
 

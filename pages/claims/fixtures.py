@@ -192,8 +192,8 @@ def claim_2_cancel(c: Constants) -> CancellingBranch:
         input=c.input,
         upstream=c.upstream,
         output=y.data,
-        input_gradient=x.grad,
-        weight_gradient=branch.weight.grad,
+        input_gradient=x.gradient,
+        weight_gradient=branch.weight.gradient,
     )
 
 

@@ -159,6 +159,17 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self.data.copy()
 
+    @property
+    def gradient(self) -> np.ndarray:
+        """``.grad`` once a backward pass has reached this tensor: an array, never ``None``.
+
+        ``.grad`` is ``None`` until then; reading ``.gradient`` before it is an :class:`AutogradError` that names
+        the tensor, rather than a ``None`` found later inside an arithmetic expression.
+        """
+        if self.grad is None:
+            raise AutogradError(f"{self!r} has no gradient: no backward pass has reached it")
+        return self.grad
+
     def zero_grad(self) -> None:
         self.grad = None
 

@@ -178,6 +178,9 @@ def double_quoted(text: str) -> str:
     return '"' + "".join(map(escaped, text)) + '"'
 
 
+UNDER_TITLE = "_under_title.md.j2"  # the shared partial rendered under every page's title
+
+
 def front_matter(page: Page) -> str:
     """The page's YAML front matter: its title as a double-quoted scalar, so any character is safe; and the
     page's language, which the theme's templates read (``lang``, the interface's words, the search)."""
@@ -239,13 +242,24 @@ class PageRenderer:
     def _markdown(self, page: Page, run: Any, book: FactBook, downloads: list[dict[str, str]]) -> str:
         env = self.environment(page)
         helpers = PageTemplate(self, page, run, book, downloads, env)
+        context = template_context(helpers)
         try:
-            body = env.get_template("page.md.j2").render(template_context(helpers))
+            under = self._under_title(page, env, context)
+            body = env.get_template("page.md.j2").render(context)
         except Exception as exc:
             raise describe_failure(exc, [page.folder, self.project.templates_dir], self.project.root) from exc
-        markdown = front_matter(page) + heading_html(page, book) + body
+        markdown = front_matter(page) + heading_html(page, book) + under + body
         self._check_shown(page, run.trace, markdown)
         return markdown
+
+    def _under_title(self, page: Page, env: jinja2.Environment, context: dict[str, Any]) -> str:
+        """What every page shows between its title and its first paragraph: the shared partial
+        ``_under_title.md.j2`` (the page folder's own, or ``templates/``), rendered with the page's helpers;
+        nothing where neither folder has one."""
+        if not any((folder / UNDER_TITLE).is_file() for folder in (page.folder, self.project.templates_dir)):
+            return ""
+        text = env.get_template(UNDER_TITLE).render(context).strip()
+        return text + "\n\n" if text else ""
 
     def _downloads(self, page: Page, run: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
         """The files published beside the page (site path -> text), and how its template links to each."""
