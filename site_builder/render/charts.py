@@ -496,7 +496,7 @@ def line_chart(
     entries: list[_Entry] = []
     for ref in references:
         py = sy.data(book.number(ref.key))
-        body.append(_line("ev-guide", x0, py, x1, py, "stroke:var(--md-default-fg-color--light);stroke-dasharray:1 4"))
+        body.append(_line("ev-guide", x0, py, x1, py, f"stroke:{STYLES['guide'].colour};stroke-dasharray:1 4"))
         entries.append(
             _Entry((_words_only(ref.label, "a reference's label") + ", ", Value(ref.key, ref.fmt)), STYLES["guide"])
         )
