@@ -96,7 +96,9 @@ def chart_facts(t: Trace) -> dict[str, Any]:
     growth = [v for s in t.starts for v in (s.forward, s.backward)]
     return {
         "DERIVED.chart.depth-ticks": DEPTHS,
-        "DERIVED.chart.growth-ticks": decade_ticks(growth),
+        # A decade below the smallest factor: the schemes that start at the identity multiply by exactly one, and
+        # an axis whose floor were one would draw their lines on top of the axis itself.
+        "DERIVED.chart.growth-ticks": decade_ticks([*growth, min(growth) / 10]),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
         **{
             f"DERIVED.chart.loss-ticks-{g}": measured_ticks(getattr(r, column(s)) for r in t.curves for s in members)
