@@ -103,12 +103,16 @@ def _loss(row: Any, arm: str) -> Any:
 
 def chart_facts(t: Trace) -> dict[str, Any]:
     facts: dict[str, Any] = {
-        "DERIVED.chart.gradient-ticks": measured_ticks(m for p in t.profiles for m in (p.pre, p.post)),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
         "DERIVED.chart.loss-ticks": measured_ticks(_loss(r, arm) for r in t.curves for arm in ARMS),
     }
     for depth in PROFILE_DEPTHS:
         facts[f"DERIVED.chart.block-ticks-{depth}"] = linear_ticks(0, depth)
+        # Each depth's gradient axis holds its own profile: the deepest stack's seeds spread over decades that
+        # would leave the shallow stacks' lines a thin strip of their chart.
+        facts[f"DERIVED.chart.gradient-ticks-{depth}"] = measured_ticks(
+            m for p in t.profiles if p.depth == depth for m in (p.pre, p.post)
+        )
     return facts
 
 
@@ -153,7 +157,7 @@ def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, st
             title=w["profile_title"],
             description=_profile_description(t, depth, lang),
             x=Axis(w["block_axis"], f"DERIVED.chart.block-ticks-{depth}", "count"),
-            y=Axis(w["gradient_axis"], "DERIVED.chart.gradient-ticks", "pow10", kind="log"),
+            y=Axis(w["gradient_axis"], f"DERIVED.chart.gradient-ticks-{depth}", "pow10", kind="log"),
             curves=[
                 Curve(
                     w["label"][layout],
