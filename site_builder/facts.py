@@ -34,11 +34,11 @@ from typing import Any
 
 from .trace.numbers import (
     Measurement,
+    bound,
     format_bool,
     format_real,
     format_sci,
     format_shape_brackets,
-    reach,
     settled,
     short_form,
     standing_end,
@@ -153,8 +153,8 @@ def _measured(value: Any, lang: str = "en") -> str:
     median, place = standing_median(m)
     if stands(m):
         return _decimal_text(median, place)
-    bound = uncertainty_up(float(abs(median)) + reach(m))
-    text = _decimal_text(bound, bound.adjusted())
+    limit = bound(m)
+    text = _decimal_text(limit, limit.adjusted())
     below, between, _ = _MEASURED_WORDS[lang]
     return (below if standing_end(m.low, m)[0] >= 0 else between).format(text)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 
 import pytest
 from lxml import etree
@@ -27,6 +29,8 @@ from site_builder.render.charts import (
     linear_ticks,
     log_ticks,
 )
+from site_builder.render.training_charts import Curve, in_language, measured_chart, measured_ticks
+from site_builder.trace.numbers import Measurement
 
 # The pages that draw charts; their runs are the session's one fresh run of every page (conftest's ``runs``).
 CHART_PAGES = sorted(p.slug for p in PROJECT.pages() if (p.folder / "figures.py").is_file())
@@ -206,3 +210,147 @@ def test_ticks():
     with pytest.raises(ChartError):
         exponent_ticks([0.0, -1.0])
     assert chart.STYLES["identity"].dash == "" and chart.STYLES["learned"].dash
+
+
+# -- measured results: medians over a band, a median that does not stand, one look per arm --------------------
+
+
+def _measured_facts() -> dict:
+    return {
+        "X": (1.0, 2.0, 3.0),
+        "XT": (0.0, 4.0),
+        "LT": (1e-3, 1e-2, 1e-1, 1.0),
+        "A": Measurement(0.5, 0.4, 0.6, 0.01, 0.0),  # stands: 0.5
+        "B": Measurement(0.3, 0.1, 0.9, 0.3, 0.0),  # no digit stands, but the median is not zero: hollow at 0.3
+        "C": Measurement(0.02, 0.001, 0.5, 0.3, 0.0),  # rounds to zero: the page says "below 0.4"
+    }
+
+
+def _measured_svg(lang: str = "en") -> etree._Element:
+    facts = _measured_facts()
+    curve = Curve("arm", "identity", (("X[0]", "A"), ("X[1]", "B"), ("X[2]", "C")))
+    svg = measured_chart(
+        facts,
+        lang,
+        chart_id="m",
+        title="t",
+        description="d",
+        x=X,
+        y=Axis("y", "LT", "pow10", kind="log"),
+        curves=[curve],
+    )
+    return etree.fromstring(svg.encode("utf-8"))
+
+
+def test_a_median_that_rounds_to_zero_is_drawn_hollow_at_its_bound_and_the_line_leaves_it_out():
+    facts = _measured_facts()
+    assert format_fact(facts, "C", "measured") == "below 0.4" and format_fact(facts, "B", "measured") == "below 0.7"
+    root = _measured_svg()
+    lines = [el for el in root.iter("{*}polyline") if "ev-line" in el.get("class", "")]
+    assert len(lines) == 1 and len(lines[0].get("points").split()) == 2  # through A and B only
+    floor = chart.TOP + chart.PLOT_HEIGHT
+    marks = [el for el in root.iter("{*}rect") if "ev-mark" in el.get("class", "")]
+    marks = [m for m in marks if float(m.get("y")) < floor + 10]  # the plot's, not the legend's samples
+    centres = [float(m.get("y")) + 3.8 for m in marks]
+    assert len(marks) == 3 and all(y < floor - 1 for y in centres), "no median is drawn on the axis's floor"
+    hollow = [m for m in marks if "ev-hollow" in m.get("class")]
+    assert len(hollow) == 2  # B, and C at its bound
+    bound_y = centres[2]
+    top_y = chart.TOP
+    # 0.4 on a log axis from 10^-3 (floor) to 1 (top): log10(0.4) = -0.398, so 0.867 of the way up
+    assert abs((floor - bound_y) / (floor - top_y) - (3 + math.log10(0.4)) / 3) < 0.01
+    bars = [el for el in root.iter("{*}line") if el.get("class") == "ev-guide" and float(el.get("y1")) == floor]
+    assert len(bars) == 1 and abs(float(bars[0].get("y2")) - bound_y) < 0.01
+    legend = ["".join(t.itertext()) for t in root.iter("{*}text")]
+    assert set(chart.BOUND_WORDS["en"]) <= set(legend)
+
+
+def test_bound_words_follow_the_language_and_an_unknown_language_is_refused():
+    legend = ["".join(t.itertext()) for t in _measured_svg("ru").iter("{*}text")]
+    assert set(chart.BOUND_WORDS["ru"]) <= set(legend) and "arm: меньше 0.4" in legend
+    with pytest.raises(ChartError, match="language"):
+        _measured_svg("xx")
+
+
+def test_measured_ticks_hold_every_band_median_and_bound():
+    facts = _measured_facts()
+    ticks = measured_ticks([facts["A"], facts["B"], facts["C"]])
+    assert ticks[0] <= 0.001 and ticks[-1] >= 0.9
+    assert measured_ticks([Measurement(0.0, 0.0, 0.002, 0.3, 0.0)])[-1] >= 0.4  # the bound, above every seed
+
+
+def test_an_arm_keeps_one_look_and_two_arms_never_share_one():
+    facts = _measured_facts()
+    points = (("X[0]", "A"), ("X[1]", "A"), ("X[2]", "A"))
+    with pytest.raises(ChartError, match="share a style"):
+        measured_chart(
+            facts,
+            "en",
+            chart_id="m",
+            title="t",
+            description="d",
+            x=X,
+            y=Axis("y", "LT", "pow10", kind="log"),
+            curves=[Curve("a", "plain", points), Curve("b", "plain", points)],
+        )
+    looks = [chart.STYLES[s] for s in chart.DATA_STYLES]
+    for cue in ("colour", "dash", "marker"):
+        assert len({getattr(s, cue) for s in looks}) == len(looks), f"two data styles share a {cue}"
+
+
+def test_chart_words_must_name_the_same_things_in_every_language():
+    assert in_language({"en": {"a": "x"}, "ru": {"a": "y"}}, "ru") == {"a": "y"}
+    with pytest.raises(ChartError, match="differ in b"):
+        in_language({"en": {"a": "x", "b": "z"}, "ru": {"a": "y"}}, "en")
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+# Material's page background in each palette: white, and slate's hsl(225deg 15% 14%).
+BACKGROUNDS = {"default": "#ffffff", "slate": "#1e2029"}
+
+
+@pytest.mark.parametrize("scheme", sorted(BACKGROUNDS))
+def test_every_chart_colour_reads_against_the_page_in_both_palettes(scheme):
+    css = (PROJECT.root / "docs" / "stylesheets" / "site.css").read_text(encoding="utf-8")
+    block = re.search(r'\[data-md-color-scheme="' + scheme + r'"\]\s*\{(.*?)\}', css, re.S)
+    assert block, f"site.css sets no colours for the {scheme} palette"
+    palette = dict(re.findall(r"(--[\w-]+):\s*(#[0-9a-fA-F]{6})\s*;", block.group(1)))
+    for name, style in chart.STYLES.items():
+        var = re.fullmatch(r"var\((--dg-[\w-]+)\)", style.colour)
+        assert var, f"chart style {name} takes its colour {style.colour} from no palette variable of site.css"
+        colour = palette.get(var.group(1))
+        assert colour, f"site.css sets no {var.group(1)} in the {scheme} palette"
+        ratio = _contrast(colour, BACKGROUNDS[scheme])
+        assert ratio >= 4.5, f"chart style {name} ({colour}) is {ratio:.2f}:1 against the {scheme} page"
+
+
+def _legend_looks(svg: str) -> dict[str, str]:
+    """Each legend entry's label (its words before a colon) and the stroke of the line drawn beside it."""
+    looks: dict[str, str] = {}
+    stroke = ""
+    for el in etree.fromstring(svg.encode("utf-8")).iter("{*}line", "{*}text"):
+        if etree.QName(el).localname == "line" and el.get("class") in ("ev-line", "ev-guide"):
+            stroke = el.get("style", "")
+        elif etree.QName(el).localname == "text" and float(el.get("x")) == 40 and stroke:
+            looks["".join(el.itertext()).split(":")[0]] = stroke
+            stroke = ""
+    return looks
+
+
+@pytest.mark.parametrize("slug", CHART_PAGES)
+def test_every_arm_keeps_its_colour_and_dash_in_every_chart_of_its_page(slug, runs):
+    seen: dict[str, tuple[str, str]] = {}
+    for name, svg in page_charts(runs, slug):
+        for label, stroke in _legend_looks(svg).items():
+            first = seen.setdefault(label, (stroke, name))
+            assert first[0] == stroke, f"{label!r} is drawn {stroke!r} in {name} but {first[0]!r} in {first[1]}"

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from site_builder.render.charts import Axis, Guide, Series, Value, decade_ticks, line_chart, linear_ticks, log_ticks
+from site_builder.render.training_charts import Curve, measured_chart, measured_ticks
 
 from .trace import FAMILIES, LINEAR_LAW_EXPONENT, SQRT_LAW_EXPONENT, STREAM_DEPTHS, Trace
 
@@ -57,7 +58,7 @@ RU = {
     "slice-title": "Обучающие потери вдоль одной прямой через обученные веса",
     "slice-x": "a, шаг вдоль направления",
     "slice-y": "обучающие потери",
-    "slice-legend": "в обученных весах: ",
+    "slice-legend": "в обученных весах",
     "depth-x": "глубина (остаточные блоки)",
     "at-depth": " на глубине ",
     "sqrt-guide": "растёт как корень из глубины",
@@ -109,9 +110,7 @@ def chart_facts(t: Trace) -> dict[str, Any]:
         "DERIVED.chart.bounded-norm-ticks": log_ticks([r.norm for r in t.streams if r.family in BOUNDED]),
         "DERIVED.chart.unbounded-norm-ticks": decade_ticks([r.norm for r in t.streams if r.family in UNBOUNDED]),
         "DERIVED.chart.slice-ticks": linear_ticks(t.slice[0].alpha, t.slice[-1].alpha),
-        "DERIVED.chart.slice-loss-ticks": decade_ticks(
-            [v for p in t.slice for v in (p.loss.low, p.loss.high) if v > 0]
-        ),
+        "DERIVED.chart.slice-loss-ticks": measured_ticks(p.loss for p in t.slice),
     }
 
 
@@ -134,24 +133,22 @@ def _slice_description(t: Trace, lang: str = "en") -> str:
 def _slice(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> str:
     middle = f"SLICE[{len(t.slice) // 2}]"
     ru = lang == "ru"
-    return line_chart(
+    return measured_chart(
         facts,
+        lang,
         chart_id="claims-loss-slice",
         title=RU["slice-title"] if ru else "Training loss along one line through the trained weights",
         description=_slice_description(t, lang),
         x=Axis(RU["slice-x"] if ru else "a, the step along the direction", "DERIVED.chart.slice-ticks", "short"),
         y=Axis(RU["slice-y"] if ru else "training loss", "DERIVED.chart.slice-loss-ticks", "pow10", kind="log"),
-        series=(
-            Series(
-                (
-                    RU["slice-legend"] if ru else "at the trained weights: ",
-                    Value(f"{middle}.loss", "measured-ru" if ru else "measured"),
-                ),
-                tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice),
+        curves=[
+            Curve(
+                RU["slice-legend"] if ru else "at the trained weights",
                 "identity",
-                band=True,
-            ),
-        ),
+                tuple((f"SLICE[{p.point}].alpha", f"SLICE[{p.point}].loss") for p in t.slice),
+                shown=f"{middle}.loss",
+            )
+        ],
     )
 
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, Reference, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.charts import (
+    Axis,
+    Reference,
+    Series,
+    Value,
+    decade_ticks,
+    in_language,
+    line_chart,
+    linear_ticks,
+)
 
 from .trace import Trace
 
@@ -76,7 +85,7 @@ WORDS = {
 
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     at = f"DEPTH[{t.depths[-1].depth}]"
     return {
         "gradient": line_chart(

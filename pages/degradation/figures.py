@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
-from site_builder.render.training_charts import LOSS_AXIS, STEP_AXIS
+from site_builder.render.charts import Axis, linear_ticks
+from site_builder.render.training_charts import measured_chart, measured_ticks, step_curve
 
 from .trace import ARMS, COLUMNS, DEPTHS, RECORDED, STEPS, Trace
 
@@ -48,8 +48,8 @@ SHORT_RU = {
     "scaled-residual": "масштабированный",
 }
 TITLE = {"en": "Training loss of four stacks against the step", "ru": "Потери четырёх стеков в зависимости от шага"}
-STEP_AXIS_RU = Axis("шаг обучения", STEP_AXIS.ticks_key, STEP_AXIS.tick_format, STEP_AXIS.kind)
-LOSS_AXIS_RU = Axis("потери на обучающих данных", LOSS_AXIS.ticks_key, LOSS_AXIS.tick_format, LOSS_AXIS.kind)
+STEP_WORDS = {"en": "training step", "ru": "шаг обучения"}
+LOSS_WORDS = {"en": "training loss", "ru": "потери на обучающих данных"}
 
 
 def key(arm: str, depth: int) -> str:
@@ -58,8 +58,11 @@ def key(arm: str, depth: int) -> str:
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
-    ends = [v for r in t.curves for name in COLUMNS for m in [getattr(r, name)] for v in (m.low, m.high) if v > 0]
-    return {"DERIVED.chart.step-ticks": linear_ticks(0, STEPS), "DERIVED.chart.loss-ticks": decade_ticks(ends)}
+    return {
+        # Seven ticks end the axis at the last step (six would end it a tick past the data).
+        "DERIVED.chart.step-ticks": linear_ticks(0, STEPS, most=7),
+        "DERIVED.chart.loss-ticks": measured_ticks(getattr(r, name) for r in t.curves for name in COLUMNS),
+    }
 
 
 def _ranked(t: Trace, depth: int) -> list[str]:
@@ -92,25 +95,17 @@ def _description_ru(t: Trace, depth: int) -> str:
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
     ru = lang == "ru"
-    short, fmt = (SHORT_RU, "measured-ru") if ru else (SHORT, "measured")
-    out: dict[str, str] = {}
-    for depth in DEPTHS:
-        series = [
-            Series(
-                (f"{short[arm]}: ", Value(f"CURVE[{STEPS}].{key(arm, depth)}", fmt)),
-                tuple((f"CURVE[{s}].step", f"CURVE[{s}].{key(arm, depth)}") for s in RECORDED),
-                STYLE[arm],
-                band=True,
-            )
-            for arm in ARMS
-        ]
-        out[f"curves-{depth}"] = line_chart(
+    short = SHORT_RU if ru else SHORT
+    return {
+        f"curves-{depth}": measured_chart(
             facts,
+            lang,
             chart_id=f"degradation-curves-{depth}",
             title=TITLE[lang],
             description=_description_ru(t, depth) if ru else _description(t, depth),
-            x=STEP_AXIS_RU if ru else STEP_AXIS,
-            y=LOSS_AXIS_RU if ru else LOSS_AXIS,
-            series=tuple(series),
+            x=Axis(STEP_WORDS[lang], "DERIVED.chart.step-ticks", "count"),
+            y=Axis(LOSS_WORDS[lang], "DERIVED.chart.loss-ticks", "pow10", kind="log"),
+            curves=[step_curve(short[arm], STYLE[arm], key(arm, depth), RECORDED) for arm in ARMS],
         )
-    return out
+        for depth in DEPTHS
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart
+from site_builder.render.charts import Axis, Series, Value, decade_ticks, in_language, line_chart
 
 from .trace import Trace
 
@@ -71,7 +71,7 @@ WORDS = {
 
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     first, at = f"DEPTH[{t.depths[0].depth}]", f"DEPTH[{t.depths[-1].depth}]"
     return {
         "deviation": line_chart(

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, ChartError, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, ChartError, Series, decade_ticks, line_chart, linear_ticks
+from site_builder.render.training_charts import in_language, measured_chart, measured_ticks, step_curve
 
 from .trace import DEPTHS, RECORDED, SCHEMES, STEPS, Trace, column
 
 # Every scheme keeps its style on every chart. ReZero and Fixup grow exactly as zero-last does at initialization
 # (every branch starts at zero), so the growth charts draw them under its line; the table lists each.
-STYLE = {"he": "plain", "zero-last": "identity", "rezero": "merge", "fixup": "guide-long", "scaled-last": "learned"}
+STYLE = {"he": "plain", "zero-last": "identity", "rezero": "merge", "fixup": "alternate", "scaled-last": "learned"}
 GROWTH = ("he", "scaled-last", "zero-last")
 CURVE_GROUPS = {"far": ("he", "scaled-last", "zero-last"), "identity": ("zero-last", "rezero", "fixup")}
 
@@ -32,7 +33,7 @@ WORDS: dict[str, dict[str, Any]] = {
             "plain": "diamonds joined by a dotted line",
             "identity": "squares joined by a solid line",
             "merge": "triangles joined by a dotted line",
-            "guide-long": "a dash-dotted line without markers",
+            "alternate": "downward triangles joined by a dash-dotted line",
             "learned": "circles joined by a dashed line",
         },
         "same": "; {s} has exactly the same values",
@@ -50,7 +51,6 @@ WORDS: dict[str, dict[str, Any]] = {
         "scale, each scheme at its own best learning rate; a shaded band spans the seeds from the lowest to the "
         "highest; the legend gives each median after the last step. {looks}. After the last step the lowest "
         "median of these three belongs to {lowest}; the table below says which differences exceed the spread.",
-        "measured": "measured",
     },
     "ru": {
         "name": {
@@ -64,7 +64,7 @@ WORDS: dict[str, dict[str, Any]] = {
             "plain": "ромбы, соединённые пунктиром",
             "identity": "квадраты, соединённые сплошной линией",
             "merge": "треугольники, соединённые пунктиром",
-            "guide-long": "штрихпунктирная линия без маркеров",
+            "alternate": "треугольники вершиной вниз, соединённые штрихпунктиром",
             "learned": "круги, соединённые штриховой линией",
         },
         "same": "; у схемы {s} в точности те же значения",
@@ -83,7 +83,6 @@ WORDS: dict[str, dict[str, Any]] = {
         "наименьшего до наибольшего; в легенде — медиана каждой схемы после последнего шага. {looks}. После "
         "последнего шага наименьшая медиана из этих трёх у схемы «{lowest}»; таблица ниже говорит, какие "
         "различия выходят за разброс.",
-        "measured": "measured-ru",
     },
 }
 
@@ -93,24 +92,18 @@ def _field(scheme: str) -> str:
     return scheme
 
 
-def _group_losses(t: Trace, group: str) -> list[float]:
-    return [
-        v
-        for r in t.curves
-        for s in CURVE_GROUPS[group]
-        for m in [getattr(r, column(s))]
-        for v in (m.low, m.high)
-        if v > 0
-    ]
-
-
 def chart_facts(t: Trace) -> dict[str, Any]:
     growth = [v for s in t.starts for v in (s.forward, s.backward)]
     return {
         "DERIVED.chart.depth-ticks": DEPTHS,
-        "DERIVED.chart.growth-ticks": decade_ticks(growth),
+        # A decade below the smallest factor: the schemes that start at the identity multiply by exactly one, and
+        # an axis whose floor were one would draw their lines on top of the axis itself.
+        "DERIVED.chart.growth-ticks": decade_ticks([*growth, min(growth) / 10]),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        **{f"DERIVED.chart.loss-ticks-{g}": decade_ticks(_group_losses(t, g)) for g in CURVE_GROUPS},
+        **{
+            f"DERIVED.chart.loss-ticks-{g}": measured_ticks(getattr(r, column(s)) for r in t.curves for s in members)
+            for g, members in CURVE_GROUPS.items()
+        },
     }
 
 
@@ -134,7 +127,7 @@ def _looks(w: Mapping[str, Any], schemes: tuple[str, ...]) -> str:
 
 
 def _growth_description(t: Trace, field: str, lang: str = "en") -> str:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     rows = {(s.scheme, s.depth): getattr(s, field) for s in t.starts}
     rises = rows["he", DEPTHS[-1]] > rows["he", DEPTHS[0]]
     return w["growth-description"].format(
@@ -146,14 +139,14 @@ def _growth_description(t: Trace, field: str, lang: str = "en") -> str:
 
 
 def _curves_description(t: Trace, group: str, lang: str = "en") -> str:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     last = t.curves[-1]
     lowest = min(CURVE_GROUPS[group], key=lambda s: getattr(last, column(s)).median)
     return w["curves-description"].format(looks=_looks(w, CURVE_GROUPS[group]), lowest=w["name"][lowest])
 
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     hidden = [s for s in SCHEMES if s not in GROWTH]
     if hidden != hidden_under_zero_last(t):
         raise ChartError(f"the growth charts draw {', '.join(hidden)} under zero-last's line, but their values differ")
@@ -176,21 +169,14 @@ def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, st
             ),
         )
     for group, members in CURVE_GROUPS.items():
-        out[f"curves-{group}"] = line_chart(
+        out[f"curves-{group}"] = measured_chart(
             facts,
+            lang,
             chart_id=f"init-schemes-curves-{group}",
             title=w["curves-title"],
             description=_curves_description(t, group, lang),
             x=Axis(w["step-axis"], "DERIVED.chart.step-ticks", "count"),
             y=Axis(w["loss-axis"], f"DERIVED.chart.loss-ticks-{group}", "pow10", kind="log"),
-            series=tuple(
-                Series(
-                    (f"{w['name'][s]}: ", Value(f"CURVE[{STEPS}].{_field(s)}", w["measured"])),
-                    tuple((f"CURVE[{step}].step", f"CURVE[{step}].{_field(s)}") for step in RECORDED),
-                    STYLE[s],
-                    band=True,
-                )
-                for s in members
-            ),
+            curves=[step_curve(w["name"][s], STYLE[s], _field(s), RECORDED) for s in members],
         )
     return out

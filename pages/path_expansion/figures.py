@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, BarGroup, bar_chart, linear_ticks
+from site_builder.render.charts import Axis, BarGroup, bar_chart, in_language, linear_ticks
 
 from .trace import Trace
 
@@ -74,7 +74,7 @@ WORDS = {
 
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     lengths = [k.length for k in t.lengths]
     return {
         "counts": bar_chart(

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.charts import Axis, linear_ticks
+from site_builder.render.training_charts import Curve, in_language, measured_chart, measured_ticks, step_curve
 
 from .trace import ARMS, LAYOUTS, PROFILE_DEPTHS, RECORDED, STEPS, Trace
 
@@ -21,7 +22,6 @@ WORDS: dict[str, dict[str, Any]] = {
         },
         "label": {"pre": "pre-norm", "post": "post-norm", "post-norm-warm-up": "post-norm, warm-up"},
         "name": {"pre": "Pre-norm", "post": "Post-norm", "post-norm-warm-up": "Post-norm with a warm-up"},
-        "fmt": "measured",
         "at_last": " at the last block",
         "block_axis": "block (counted from the input)",
         "gradient_axis": "gradient norm",
@@ -55,7 +55,6 @@ WORDS: dict[str, dict[str, Any]] = {
         },
         "label": {"pre": "pre-norm", "post": "post-norm", "post-norm-warm-up": "post-norm с разогревом"},
         "name": {"pre": "Pre-norm", "post": "Post-norm", "post-norm-warm-up": "Post-norm с разогревом"},
-        "fmt": "measured-ru",
         "at_last": " у последнего блока",
         "block_axis": "блок (счёт от входа)",
         "gradient_axis": "норма градиента",
@@ -84,8 +83,8 @@ WORDS: dict[str, dict[str, Any]] = {
 }
 
 
-def _words(lang: str) -> dict[str, Any]:
-    return WORDS["ru" if lang == "ru" else "en"]
+def _words(lang: str) -> Mapping[str, Any]:
+    return in_language(WORDS, lang)
 
 
 def field(arm: str) -> str:
@@ -103,15 +102,17 @@ def _loss(row: Any, arm: str) -> Any:
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
-    gradients = [v for p in t.profiles for m in (p.pre, p.post) for v in (m.low, m.high) if v > 0]
-    losses = [v for r in t.curves for arm in ARMS for m in [_loss(r, arm)] for v in (m.low, m.high) if v > 0]
     facts: dict[str, Any] = {
-        "DERIVED.chart.gradient-ticks": decade_ticks(gradients),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks(losses),
+        "DERIVED.chart.loss-ticks": measured_ticks(_loss(r, arm) for r in t.curves for arm in ARMS),
     }
     for depth in PROFILE_DEPTHS:
         facts[f"DERIVED.chart.block-ticks-{depth}"] = linear_ticks(0, depth)
+        # Each depth's gradient axis holds its own profile: the deepest stack's seeds spread over decades that
+        # would leave the shallow stacks' lines a thin strip of their chart.
+        facts[f"DERIVED.chart.gradient-ticks-{depth}"] = measured_ticks(
+            m for p in t.profiles if p.depth == depth for m in (p.pre, p.post)
+        )
     return facts
 
 
@@ -149,40 +150,34 @@ def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, st
     w = _words(lang)
     out: dict[str, str] = {}
     for depth in PROFILE_DEPTHS:
-        out[f"profile-{depth}"] = line_chart(
+        out[f"profile-{depth}"] = measured_chart(
             facts,
+            lang,
             chart_id=f"prenorm-profile-{depth}",
             title=w["profile_title"],
             description=_profile_description(t, depth, lang),
             x=Axis(w["block_axis"], f"DERIVED.chart.block-ticks-{depth}", "count"),
-            y=Axis(w["gradient_axis"], "DERIVED.chart.gradient-ticks", "pow10", kind="log"),
-            series=tuple(
-                Series(
-                    (f"{w['label'][layout]}: ", Value(f"PROFILE[{depth},{depth}].{layout}", w["fmt"]), w["at_last"]),
+            y=Axis(w["gradient_axis"], f"DERIVED.chart.gradient-ticks-{depth}", "pow10", kind="log"),
+            curves=[
+                Curve(
+                    w["label"][layout],
+                    STYLE[layout],
                     tuple(
                         (f"PROFILE[{depth},{b}].block", f"PROFILE[{depth},{b}].{layout}") for b in range(1, depth + 1)
                     ),
-                    STYLE[layout],
-                    band=True,
+                    after=(w["at_last"],),
                 )
                 for layout in LAYOUTS
-            ),
+            ],
         )
-    out["loss"] = line_chart(
+    out["loss"] = measured_chart(
         facts,
+        lang,
         chart_id="prenorm-loss",
         title=w["loss_title"],
         description=_loss_description(t, lang),
         x=Axis(w["step_axis"], "DERIVED.chart.step-ticks", "count"),
         y=Axis(w["loss_axis"], "DERIVED.chart.loss-ticks", "pow10", kind="log"),
-        series=tuple(
-            Series(
-                (f"{w['label'][_kind(arm)]}: ", Value(f"CURVE[{STEPS}].{field(arm)}", w["fmt"])),
-                tuple((f"CURVE[{s}].step", f"CURVE[{s}].{field(arm)}") for s in RECORDED),
-                STYLE[_kind(arm)],
-                band=True,
-            )
-            for arm in ARMS
-        ),
+        curves=[step_curve(w["label"][_kind(arm)], STYLE[_kind(arm)], field(arm), RECORDED) for arm in ARMS],
     )
     return out

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from site_builder.render.charts import Axis, Series, Value, decade_ticks, line_chart, linear_ticks
+from site_builder.render.training_charts import Curve, in_language, measured_chart, measured_ticks, step_curve
 
 from .trace import DEPTHS, PATTERNS, RECORDED, STEPS, Trace, column
 
@@ -17,7 +18,7 @@ STYLE = {
     "projection": "plain",
     "highway": "merge",
     "dense": "learned",
-    "narrow-dense": "guide-long",
+    "narrow-dense": "alternate",
 }
 ADDING = ("residual", "projection", "highway")  # the stacks that add to a stream of fixed width
 JOINING = ("residual", "dense", "narrow-dense")  # the residual stack beside the two that concatenate
@@ -36,12 +37,11 @@ WORDS: dict[str, dict[str, Any]] = {
             "projection": "diamonds joined by a dotted line",
             "highway": "triangles joined by a dotted line",
             "dense": "circles joined by a dashed line",
-            "narrow-dense": "a line of long and short dashes without marks",
+            "narrow-dense": "downward triangles joined by a line of long and short dashes",
         },
         "at": " at ",
         "blocks": " blocks",
         "carry": "carry power",
-        "measured": "measured",
         "depth": "depth (blocks)",
         "step": "training step",
         "loss": "training loss",
@@ -79,12 +79,11 @@ WORDS: dict[str, dict[str, Any]] = {
             "projection": "ромбы, пунктир",
             "highway": "треугольники, пунктир",
             "dense": "круги, штриховая линия",
-            "narrow-dense": "штрихпунктир без маркеров",
+            "narrow-dense": "треугольники вершиной вниз, штрихпунктир",
         },
         "at": " при ",
         "blocks": " блоках",
         "carry": "перенос",
-        "measured": "measured-ru",
         "depth": "глубина (блоки)",
         "step": "шаг обучения",
         "loss": "функция потерь на обучении",
@@ -113,14 +112,13 @@ WORDS: dict[str, dict[str, Any]] = {
 
 
 def chart_facts(t: Trace) -> dict[str, Any]:
-    losses = [v for r in t.curves for p in PATTERNS for m in [getattr(r, column(p))] for v in (m.low, m.high) if v > 0]
-    growth = [v for s in t.shapes for v in (s.backward.low, s.backward.high) if v > 0]
+    growth = measured_ticks(s.backward for s in t.shapes)
     carry = (1.0 - 1.0 / (1.0 + math.exp(-t.setup.gate_bias))) ** DEPTHS[-1]
     return {
         "DERIVED.chart.parameter-ticks": decade_ticks([s.parameters for s in t.shapes]),
-        "DERIVED.chart.growth-ticks": decade_ticks([*growth, carry]),
+        "DERIVED.chart.growth-ticks": decade_ticks([growth[0], growth[-1], carry]),
         "DERIVED.chart.step-ticks": linear_ticks(0, STEPS),
-        "DERIVED.chart.loss-ticks": decade_ticks(losses),
+        "DERIVED.chart.loss-ticks": measured_ticks(getattr(r, column(p)) for r in t.curves for p in PATTERNS),
     }
 
 
@@ -129,7 +127,7 @@ def _looks(w: Mapping[str, Any], patterns: tuple[str, ...]) -> str:
 
 
 def _parameters_description(t: Trace, lang: str = "en") -> str:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     rows = {(s.pattern, s.depth): s.parameters for s in t.shapes}
     first, last = DEPTHS[0], DEPTHS[-1]
     fastest = max(PATTERNS, key=lambda p: rows[p, last] / rows[p, first])
@@ -137,7 +135,7 @@ def _parameters_description(t: Trace, lang: str = "en") -> str:
 
 
 def _growth_description(t: Trace, lang: str = "en") -> str:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     rows = {(s.pattern, s.depth): s.backward.median for s in t.shapes}
     falls = [w["label"][p] for p in PATTERNS if rows[p, DEPTHS[-1]] < rows[p, DEPTHS[0]] / 2]
     said = w["falls"].format(names=w["and"].join(falls)) if falls else w["none-falls"]
@@ -145,7 +143,7 @@ def _growth_description(t: Trace, lang: str = "en") -> str:
 
 
 def _loss_description(t: Trace, patterns: tuple[str, ...], lang: str = "en") -> str:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     last = t.curves[-1]
     ranked = sorted(patterns, key=lambda p: getattr(last, column(p)).median)
     return w["loss-description"].format(
@@ -153,39 +151,17 @@ def _loss_description(t: Trace, patterns: tuple[str, ...], lang: str = "en") -> 
     )
 
 
-def _depth_series(w: Mapping[str, Any], field: str, fmt: str, band: bool) -> tuple[Series, ...]:
-    deep = DEPTHS[-1]
-    return tuple(
-        Series(
-            (
-                f"{w['label'][p]}: ",
-                Value(f"SHAPE[{p},{deep}].{field}", fmt),
-                w["at"],
-                Value(f"SHAPE[{p},{deep}].depth", "count"),
-                w["blocks"],
-            ),
-            tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS),
-            STYLE[p],
-            band=band,
-        )
-        for p in PATTERNS
-    )
+def _depth_points(p: str, field: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f"SHAPE[{p},{d}].depth", f"SHAPE[{p},{d}].{field}") for d in DEPTHS)
 
 
-def _loss_series(w: Mapping[str, Any], patterns: tuple[str, ...]) -> list[Series]:
-    return [
-        Series(
-            (f"{w['label'][p]}: ", Value(f"CURVE[{STEPS}].{p}", w["measured"])),
-            tuple((f"CURVE[{s}].step", f"CURVE[{s}].{p}") for s in RECORDED),
-            STYLE[p],
-            band=True,
-        )
-        for p in patterns
-    ]
+def _at_deepest(w: Mapping[str, Any], p: str) -> tuple[str | Value, ...]:
+    """The legend's words after a pattern's value: `` at 32 blocks``."""
+    return (w["at"], Value(f"SHAPE[{p},{DEPTHS[-1]}].depth", "count"), w["blocks"])
 
 
 def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, str]:
-    w = WORDS[lang]
+    w = in_language(WORDS, lang)
     depth = Axis(w["depth"], "DERIVED.chart.depths", "count", kind="log")
     step = Axis(w["step"], "DERIVED.chart.step-ticks", "count")
     loss = Axis(w["loss"], "DERIVED.chart.loss-ticks", "pow10", kind="log")
@@ -208,33 +184,39 @@ def charts(t: Trace, facts: Mapping[str, Any], lang: str = "en") -> dict[str, st
             description=_parameters_description(t, lang),
             x=depth,
             y=Axis(w["weights"], "DERIVED.chart.parameter-ticks", "pow10", kind="log"),
-            series=_depth_series(w, "parameters", "count", band=False),
+            series=tuple(
+                Series(
+                    (f"{w['label'][p]}: ", Value(f"SHAPE[{p},{DEPTHS[-1]}].parameters", "count"), *_at_deepest(w, p)),
+                    _depth_points(p, "parameters"),
+                    STYLE[p],
+                )
+                for p in PATTERNS
+            ),
         ),
-        "growth": line_chart(
+        "growth": measured_chart(
             facts,
+            lang,
             chart_id="skip-patterns-growth",
             title=w["growth-title"],
             description=_growth_description(t, lang),
             x=depth,
             y=Axis(w["factor"], "DERIVED.chart.growth-ticks", "pow10", kind="log"),
-            series=(*_depth_series(w, "backward", w["measured"], band=True), carry),
+            curves=[
+                Curve(w["label"][p], STYLE[p], _depth_points(p, "backward"), after=_at_deepest(w, p)) for p in PATTERNS
+            ],
+            others=(carry,),
         ),
-        "adding": line_chart(
-            facts,
-            chart_id="skip-patterns-adding",
-            title=w["adding-title"],
-            description=_loss_description(t, ADDING, lang),
-            x=step,
-            y=loss,
-            series=_loss_series(w, ADDING),
-        ),
-        "joining": line_chart(
-            facts,
-            chart_id="skip-patterns-joining",
-            title=w["joining-title"],
-            description=_loss_description(t, JOINING, lang),
-            x=step,
-            y=loss,
-            series=_loss_series(w, JOINING),
-        ),
+        **{
+            name: measured_chart(
+                facts,
+                lang,
+                chart_id=f"skip-patterns-{name}",
+                title=w[f"{name}-title"],
+                description=_loss_description(t, patterns, lang),
+                x=step,
+                y=loss,
+                curves=[step_curve(w["label"][p], STYLE[p], p, RECORDED) for p in patterns],
+            )
+            for name, patterns in (("adding", ADDING), ("joining", JOINING))
+        },
     }

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import SiteBuilderError
 from ..facts import FactBook
-from ..trace.numbers import Measurement
+from ..trace.numbers import Measurement, bound, standing_median, stands
 
 WIDTH = 420  # viewBox units: about the text column of a 390 px phone
 PLOT_HEIGHT = 220  # the plot area of a chart; the axes, their names and the legend add to it
@@ -62,15 +62,20 @@ class Style:
 
 
 STYLES: dict[str, Style] = {
-    # The chapter's vocabulary: the identity path is solid, the learned branch dashed.
+    # The chapter's vocabulary: the identity path is solid, the learned branch dashed. Each style that draws data
+    # has a colour of its own (site.css sets each palette's, every one at least 4.5:1 against its background), a
+    # dash of its own and a marker of its own, so a series is told apart without its colour as well as with it.
     "identity": Style("var(--dg-identity)", "", "square"),
     "learned": Style("var(--dg-learned)", "6 3", "circle"),
     "merge": Style("var(--dg-merge)", "2 3", "triangle"),
-    "plain": Style("var(--md-default-fg-color--light)", "1 3", "diamond"),
+    "plain": Style("var(--dg-plain)", "1 3", "diamond"),
+    "alternate": Style("var(--dg-alternate)", "8 3 2 3", "down"),
     # Rates to compare the data with: thin, grey, no markers.
-    "guide": Style("var(--md-default-fg-color--light)", "1 3", "none"),
-    "guide-long": Style("var(--md-default-fg-color--light)", "8 3 1 3", "none"),
+    "guide": Style("var(--dg-guide)", "1 3", "none"),
+    "guide-long": Style("var(--dg-guide)", "8 3 1 3", "none"),
 }
+# The styles that draw data (a page's arms); the guides draw rates to compare them with.
+DATA_STYLES = ("identity", "learned", "merge", "plain", "alternate")
 
 _CSS = (
     f".ev-chart text{{fill:var(--md-default-fg-color);font-size:{FONT}px}}"
@@ -83,7 +88,9 @@ _CSS = (
     ".ev-chart .ev-band{fill-opacity:0.14;stroke:none}"
     "@media (forced-colors: active){.ev-chart text{fill:CanvasText}"
     ".ev-chart .ev-line,.ev-chart .ev-guide,.ev-chart .ev-axis,.ev-chart .ev-grid,.ev-chart .ev-bar{stroke:CanvasText}"
-    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}.ev-chart .ev-band{fill:CanvasText;fill-opacity:0.1}}"
+    ".ev-chart .ev-mark{fill:CanvasText;stroke:CanvasText}.ev-chart .ev-band{fill:CanvasText;fill-opacity:0.1}"
+    ".ev-chart .ev-mark.ev-hollow{fill:Canvas}}"
+    ".ev-chart .ev-hollow{stroke-width:1.6}"
 )
 
 
@@ -118,8 +125,39 @@ class Series:
     # place for zero), past a break in the axis, the row labelled with the value itself.
     floor: bool = False
     # Every y value is a measured result: a band from its smallest to its largest seed is drawn under the
-    # line through the medians, in the series' colour.
+    # line through the medians, in the series' colour. A median whose leading digit does not stand (the page
+    # shows a bound) is drawn hollow; one that rounds to zero, which a logarithmic axis has no place for, is drawn
+    # hollow at its bound, on a bar from the axis's foot up to it, and the line does not pass through it.
     band: bool = False
+
+
+# The format of a measured median among the words of a legend, per language.
+MEASURED = {"en": "measured", "ru": "measured-ru"}
+
+
+def language(lang: str) -> str:
+    """``lang`` if the charts have words for it; a clear error otherwise."""
+    if lang not in MEASURED:
+        raise ChartError(f"no chart words in the language {lang!r}; known: {', '.join(MEASURED)}")
+    return lang
+
+
+def in_language(words: Mapping[str, Mapping[str, Any]], lang: str) -> Mapping[str, Any]:
+    """A figures module's table of words in ``lang``; every language of the table must name the same words."""
+    table = words[language(lang)]
+    for other, its in words.items():
+        if set(its) != set(table):
+            missing = sorted(set(table) ^ set(its))
+            raise ChartError(f"the chart words in {other!r} and {lang!r} differ in {', '.join(missing)}")
+    return table
+
+
+# The legend's words for the marks of a median the page shows as a bound, per language: a hollow mark, and a
+# hollow mark on a bar (the median lies below the mark).
+BOUND_WORDS: dict[str, tuple[str, str]] = {
+    "en": ("hollow: the median's digit does not stand", "on a bar: the median lies below the mark"),
+    "ru": ("полый: цифра медианы не надёжна", "на столбике: медиана ниже метки"),
+}
 
 
 @dataclass(frozen=True)
@@ -263,8 +301,10 @@ class _Scale:
         return self.at(self._t(v, tick=True))
 
 
-def _marker(kind: str, x: float, y: float, colour: str) -> str:
-    style = f' class="ev-mark" style="fill:{colour};stroke:{colour}"'
+def _marker(kind: str, x: float, y: float, colour: str, hollow: bool = False) -> str:
+    """A series' mark at (x, y): filled, or ``hollow`` (outlined, the page's background inside)."""
+    fill = "var(--md-default-bg-color)" if hollow else colour
+    style = f' class="ev-mark{" ev-hollow" if hollow else ""}" style="fill:{fill};stroke:{colour}"'
     if kind == "none":
         return ""
     if kind == "circle":
@@ -273,6 +313,9 @@ def _marker(kind: str, x: float, y: float, colour: str) -> str:
         return f'<rect x="{_num(x - 3.8)}" y="{_num(y - 3.8)}" width="7.6" height="7.6"{style}/>'
     if kind == "triangle":
         pts = f"{_num(x)},{_num(y - 4.8)} {_num(x - 4.6)},{_num(y + 3.5)} {_num(x + 4.6)},{_num(y + 3.5)}"
+        return f'<polygon points="{pts}"{style}/>'
+    if kind == "down":
+        pts = f"{_num(x)},{_num(y + 4.8)} {_num(x - 4.6)},{_num(y - 3.5)} {_num(x + 4.6)},{_num(y - 3.5)}"
         return f'<polygon points="{pts}"{style}/>'
     if kind == "diamond":
         pts = f"{_num(x)},{_num(y - 4.8)} {_num(x - 4.8)},{_num(y)} {_num(x)},{_num(y + 4.8)} {_num(x + 4.8)},{_num(y)}"
@@ -341,7 +384,7 @@ def _x_ticks(book: _Book, x: Axis, sx: _Scale, xa: float) -> list[str]:
 class _Entry:
     words: Words
     style: Style
-    kind: str = "line"  # line (a stroke and its marker) or bar (a box, filled or outlined)
+    kind: str = "line"  # line (a stroke and its marker), bar (a box, filled or outlined), hollow, or bound
     filled: bool = True
 
 
@@ -357,6 +400,10 @@ def _legend(book: _Book, entries: Sequence[_Entry], top: float, width: float) ->
                 f'<rect class="ev-bar" x="{_num(x + 4)}" y="{_num(cy - 7)}" width="18" height="14" '
                 f'style="fill:{fill};stroke:{e.style.colour}{_dash(e.style)}"/>'
             )
+        elif e.kind in ("hollow", "bound"):
+            if e.kind == "bound":
+                out.append(_line("ev-guide", x + 13, cy + 9, x + 13, cy, f"stroke:{e.style.colour}"))
+            out.append(_marker(e.style.marker, x + 13, cy, e.style.colour, hollow=True))
         else:
             cls = "ev-guide" if e.style.marker == "none" else "ev-line"
             out.append(_line(cls, x, cy, x + 26, cy, f"stroke:{e.style.colour}{_dash(e.style)}"))
@@ -415,8 +462,10 @@ def line_chart(
     guides: Sequence[Guide] = (),
     width: float = WIDTH,
     height: float = PLOT_HEIGHT,
+    lang: str = "en",
 ) -> str:
-    """Series of points joined by lines over a plot ``height`` units tall, the legend below, every number a fact."""
+    """Series of points joined by lines over a plot ``height`` units tall, the legend below, every number a fact;
+    ``lang`` is the language of the legend's words for a median shown as a bound."""
     book = _Book(facts)
     floors = [s for s in series if s.floor]
     if floors and y.kind == "linear":
@@ -447,7 +496,7 @@ def line_chart(
     entries: list[_Entry] = []
     for ref in references:
         py = sy.data(book.number(ref.key))
-        body.append(_line("ev-guide", x0, py, x1, py, "stroke:var(--md-default-fg-color--light);stroke-dasharray:1 4"))
+        body.append(_line("ev-guide", x0, py, x1, py, f"stroke:{STYLES['guide'].colour};stroke-dasharray:1 4"))
         entries.append(
             _Entry((_words_only(ref.label, "a reference's label") + ", ", Value(ref.key, ref.fmt)), STYLES["guide"])
         )
@@ -465,29 +514,50 @@ def line_chart(
     for s in series:
         if s.band:
             body.append(_band(book, s, sx, sy, float(yt[0])))
+    bounded: set[str] = set()  # the kinds of bound marks drawn: "hollow", "bound"
     for s in series:
         style = STYLES[s.style]
-        pts = []
+        runs: list[list[tuple[float, float]]] = [[]]  # the line breaks where a median is drawn at its bound
+        marks: list[str] = []
         for xk, yk in s.points:
             px = sx.data(book.number(xk))
+            hollow = False
             if s.floor:
                 if book.number(yk) != 0.0:
                     raise ChartError(f"series {s.label!r} is drawn on the zero row but {yk} is not zero")
                 assert zero is not None
                 py = zero
-            elif s.band and y.kind != "linear":
-                # A median no digit of which stands is written as zero (the page shows a bound): at the bottom.
-                py = sy.data(max(book.number(yk), float(yt[0])))
+            elif s.band and not stands(m := book.value(yk)):
+                hollow = True
+                if standing_median(m)[0] == 0 and y.kind != "linear":
+                    # No digit stands and the median rounds to zero: the page says "below" a bound, so the mark
+                    # sits at the bound, on a bar from the axis's foot, and the line of medians leaves it out.
+                    py = sy.data(float(bound(m)))
+                    body.append(_line("ev-guide", px, y0, px, py, f"stroke:{style.colour}"))
+                    marks.append(_marker(style.marker, px, py, style.colour, hollow=True))
+                    runs.append([])
+                    bounded.add("bound")
+                    continue
+                bounded.add("hollow")
+                py = sy.data(book.number(yk))
             else:
                 py = sy.data(book.number(yk))
-            pts.append((px, py))
-        path = " ".join(f"{_num(px)},{_num(py)}" for px, py in pts)
-        body.append(f'<polyline class="ev-line" points="{path}" style="stroke:{style.colour}{_dash(style)}"/>')
-        body += [_marker(style.marker, px, py, style.colour) for px, py in pts]
+            runs[-1].append((px, py))
+            marks.append(_marker(style.marker, px, py, style.colour, hollow=hollow))
+        for run in runs:
+            if run:
+                path = " ".join(f"{_num(px)},{_num(py)}" for px, py in run)
+                body.append(f'<polyline class="ev-line" points="{path}" style="stroke:{style.colour}{_dash(style)}"/>')
+        body += marks
     for lab in labels:
         px, py = sx.data(book.number(lab.x_key)), sy.data(book.number(lab.y_key))
         body.append(book.shown(px + lab.dx, py + lab.dy, lab.key, lab.fmt, anchor=lab.anchor))
     entries = [_Entry(s.label, STYLES[s.style]) for s in series] + entries
+    words = BOUND_WORDS.get(lang)
+    if bounded and words is None:
+        raise ChartError(f"chart {chart_id}: no words for a bound's marks in the language {lang!r}")
+    sample = Style("var(--md-default-fg-color)", "", "circle")
+    entries += [_Entry(w, sample, kind) for kind, w in zip(("hollow", "bound"), words or ()) if kind in bounded]
     legend, bottom = _legend(book, entries, xa + LEGEND_BELOW, width)
     return _frame(chart_id, title, description, body + legend, width, bottom + 8)
 

@@ -240,6 +240,13 @@ def stands(m: Measurement) -> bool:
     return median != 0 and 2 * reach(m) < abs(float(median))
 
 
+def bound(m: Measurement) -> Decimal:
+    """The bound a page shows for a median whose leading digit does not stand (``below`` it): the median's size
+    plus how far it may lie from it, rounded up to one digit."""
+    median, _ = standing_median(m)
+    return uncertainty_up(float(abs(median)) + reach(m))
+
+
 def standing_end(value: float, m: Measurement) -> tuple[Decimal, int]:
     """The smallest or largest seed's value rounded to the digits the float path leaves standing."""
     place = last_place(value, settled(m).float_path)
