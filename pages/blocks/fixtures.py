@@ -218,6 +218,7 @@ def run(c: Constants = Constants()) -> Run:
         """The block whose deletion left the stack of ``kind`` its lowest (or highest) median accuracy."""
         ranked = sorted((l for l in lesions if l.kind == kind), key=lambda l: l.accuracy.median)
         return ranked[0 if lowest else -1].block
+
     at_edge = sum(r.chosen in (0, len(RATES) - 1) for r in results.values())
     derived: dict[str, object] = {
         "DERIVED.points": len(data.labels),

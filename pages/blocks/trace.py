@@ -98,8 +98,6 @@ class Trace:
         {"kind": k, "depth": d, "width": w, "rate": r} for k, d, w in STACKS for r in RATES
     )
     trained: tuple[Trained, ...] = lines({"kind": k, "depth": d, "width": w} for k, d, w in STACKS)
-    lesions: tuple[Lesion, ...] = lines(
-        {"kind": k, "block": b} for k in KINDS for b in range(1, LESION_DEPTH + 1)
-    )
+    lesions: tuple[Lesion, ...] = lines({"kind": k, "block": b} for k in KINDS for b in range(1, LESION_DEPTH + 1))
     survival: tuple[Survival, ...] = lines(block=range(1, LESION_DEPTH + 1))
     shapes: tuple[Shape, ...] = lines({"depth": d, "width": w} for d, w in SHAPES)
