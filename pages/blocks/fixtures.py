@@ -8,8 +8,8 @@ their only difference.
 
 Each stack trains at every learning rate of a small sweep, all side by side with every seed and every seed's twin
 (one initial weight one ulp larger, ``tasks.with_twins``), and is reported at the rate whose median final loss is
-lowest. Then, with no further training, each block of the two lesioned stacks is deleted in turn (the stream goes
-past it unchanged: ``h <- h``), and the loss and the accuracy are measured again. The residual stacks of the second
+lowest. Then, with no further training, each block of every stack is deleted in turn (the stream goes past it
+unchanged: ``h <- h``), and the loss and the accuracy are measured again. The residual stacks of the second
 part have nearly equal weight counts: fewer, wider blocks or more, narrower ones.
 """
 
@@ -47,6 +47,7 @@ from .trace import (
     SHAPES,
     STACKS,
     STEPS,
+    Averaged,
     Lesion,
     Setup,
     Shape,
@@ -110,9 +111,14 @@ class Models:
     def losses(self, data: Dataset, deleted: int | None = None) -> Tensor:
         return cross_entropy_per_model(self.logits(data, deleted), data.labels)
 
+    def scores(self, data: Dataset, deleted: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Each model's loss and accuracy (the fraction of the points it classifies right), ``[M]`` each."""
+        logits = self.logits(data, deleted)
+        right = np.argmax(logits.data, axis=-1) == data.labels
+        return cross_entropy_per_model(logits, data.labels).data, np.mean(right, axis=-1)
+
     def accuracies(self, data: Dataset, deleted: int | None = None) -> np.ndarray:
-        """The fraction of the points each model classifies right: ``[M]``."""
-        return np.mean(np.argmax(self.logits(data, deleted).data, axis=-1) == data.labels, axis=-1)
+        return self.scores(data, deleted)[1]
 
 
 def build(c: Constants, kind: str, depth: int, width: int, models: int) -> Models:
@@ -147,10 +153,11 @@ class StackResult:
     loss: Measurement
     accuracy: Measurement
     lesions: tuple[tuple[Measurement, Measurement], ...]  # (loss, accuracy) with each block deleted in turn
+    lesioned: Measurement  # each model's accuracy with one block deleted, averaged over which block
 
 
 # region: train-and-lesion
-def train_stack(c: Constants, data: Dataset, kind: str, depth: int, width: int, lesion: bool) -> StackResult:
+def train_stack(c: Constants, data: Dataset, kind: str, depth: int, width: int) -> StackResult:
     """Every rate of the sweep, every seed and every twin of one stack, side by side in one run; then, at the
     chosen rate, every block deleted in turn, with no further training."""
     per_rate = 2 * len(SEEDS)
@@ -162,13 +169,12 @@ def train_stack(c: Constants, data: Dataset, kind: str, depth: int, width: int, 
     chosen = min(range(len(RATES)), key=lambda r: finals[r].median)
     rows = slice(chosen * per_rate, (chosen + 1) * per_rate)
 
-    def at_chosen(deleted: int | None) -> tuple[Measurement, Measurement]:
-        loss = measured(models.losses(data, deleted).data[rows], what=what)
-        return loss, measured(models.accuracies(data, deleted)[rows], what=what)
-
-    loss, accuracy = at_chosen(None)
-    lesions = tuple(at_chosen(block) for block in range(depth)) if lesion else ()
-    return StackResult(kind, depth, width, parameter_count(models), finals, chosen, loss, accuracy, lesions)
+    scores = [models.scores(data, deleted) for deleted in (None, *range(depth))]  # intact, then each block deleted
+    (loss, accuracy), *lesions = [(measured(l[rows], what=what), measured(a[rows], what=what)) for l, a in scores]
+    lesioned = measured(np.mean([a[rows] for _, a in scores[1:]], axis=0), what=what)
+    return StackResult(
+        kind, depth, width, parameter_count(models), finals, chosen, loss, accuracy, tuple(lesions), lesioned
+    )
 
 
 # endregion: train-and-lesion
@@ -177,17 +183,14 @@ def train_stack(c: Constants, data: Dataset, kind: str, depth: int, width: int, 
 def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
-    results = {
-        (kind, depth, width): train_stack(c, data, kind, depth, width, lesion=depth == LESION_DEPTH)
-        for kind, depth, width in STACKS
-    }
+    results = {(kind, depth, width): train_stack(c, data, kind, depth, width) for kind, depth, width in STACKS}
     sweeps = tuple(
         Sweep(kind, depth, width, rate, r.finals[i], i == r.chosen, compare(r.finals[i], r.finals[r.chosen]))
         for (kind, depth, width), r in results.items()
         for i, rate in enumerate(RATES)
     )
     trained = tuple(
-        Trained(kind, depth, width, r.parameters, RATES[r.chosen], r.loss, r.accuracy)
+        Trained(kind, depth, width, r.parameters, RATES[r.chosen], r.loss, r.accuracy, r.lesioned)
         for (kind, depth, width), r in results.items()
     )
     lesioned = {kind: results[(kind, LESION_DEPTH, LESION_WIDTH)] for kind in KINDS}
@@ -202,7 +205,10 @@ def run(c: Constants = Constants()) -> Run:
     )
     shaped = [results[("residual", depth, width)] for depth, width in SHAPES]
     best = min(shaped, key=lambda r: r.loss.median)
-    shapes = tuple(Shape(r.depth, r.width, compare(r.loss, best.loss)) for r in shaped)
+    deepest = shaped[-1]
+    shapes = tuple(
+        Shape(r.depth, r.width, compare(r.loss, best.loss), compare(r.lesioned, deepest.lesioned)) for r in shaped
+    )
     trace = Trace(
         task=c.task.record(),
         setup=Setup(STEPS, len(SEEDS), len(RATES), LESION_DEPTH, LESION_WIDTH),
@@ -210,6 +216,7 @@ def run(c: Constants = Constants()) -> Run:
         trained=trained,
         lesions=lesions,
         survival=survival,
+        averaged=Averaged(compare(lesioned["residual"].lesioned, lesioned["plain"].lesioned)),
         shapes=shapes,
     )
     counts = [r.parameters for r in shaped]
@@ -223,6 +230,7 @@ def run(c: Constants = Constants()) -> Run:
     derived: dict[str, object] = {
         "DERIVED.points": len(data.labels),
         "DERIVED.chance-accuracy": 1.0 / data.classes,
+        "DERIVED.shapes.count": len(SHAPES),
         "DERIVED.shapes.fewest": min(counts),
         "DERIVED.shapes.most": max(counts),
         "DERIVED.shapes.spread-percent": (max(counts) - min(counts)) / min(counts),

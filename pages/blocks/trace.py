@@ -60,6 +60,7 @@ class Trained:
     rate: Sci
     loss: Measured
     accuracy: Measured  # the fraction of the points classified right
+    lesioned: Measured  # the accuracy with one block deleted, each seed's averaged over which block
 
 
 @record("LESION", index=("kind", "block"))
@@ -81,13 +82,23 @@ class Survival:
     residual: Order
 
 
+@record("AVERAGED")
+class Averaged:
+    """With one block deleted, each seed's accuracy averaged over which block: the residual stack's against the
+    plain stack's."""
+
+    residual: Order
+
+
 @record("SHAPE", index=("depth", "width"))
 class Shape:
-    """A residual stack's loss against the lowest of the shapes' losses."""
+    """A residual stack's loss against the lowest of the shapes' losses, and its accuracy with one block deleted
+    against the deepest stack's."""
 
     depth: Int
     width: Int
     versus_best: Order
+    lesioned_versus_deepest: Order
 
 
 @trace_format("blocks-v1")
@@ -100,4 +111,5 @@ class Trace:
     trained: tuple[Trained, ...] = lines({"kind": k, "depth": d, "width": w} for k, d, w in STACKS)
     lesions: tuple[Lesion, ...] = lines({"kind": k, "block": b} for k in KINDS for b in range(1, LESION_DEPTH + 1))
     survival: tuple[Survival, ...] = lines(block=range(1, LESION_DEPTH + 1))
+    averaged: Averaged
     shapes: tuple[Shape, ...] = lines({"depth": d, "width": w} for d, w in SHAPES)
