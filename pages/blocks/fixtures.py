@@ -11,6 +11,11 @@ Each stack trains at every learning rate of a small sweep, all side by side with
 lowest. Then, with no further training, each block of every stack is deleted in turn (the stream goes past it
 unchanged: ``h <- h``), and the loss and the accuracy are measured again. The residual stacks of the second
 part have nearly equal weight counts: fewer, wider blocks or more, narrower ones.
+
+The last two parts train nothing: they measure untrained stacks of ``INIT_DEPTHS`` blocks, every seed and twin
+side by side, on the same points. In the first every branch ends in a normalization with a learned gain per
+channel, started at zero or at one; in the second each block is either the original residual unit,
+``relu(h + N(relu(N(h W1)) W2))``, or the pre-activation unit, ``h + relu(N(relu(N(h)) W1)) W2``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from site_builder.autograd import Tensor, parameter
+from site_builder.autograd import Tensor, parameter, tensor
 from site_builder.measure import compare
 from site_builder.nn import Adam, residual_add, rms_norm
 from site_builder.run import Run, check_constants
@@ -39,6 +44,8 @@ from site_builder.tasks import (
 from site_builder.trace.numbers import Measurement
 
 from .trace import (
+    INIT_DEPTHS,
+    INIT_WIDTH,
     KINDS,
     LESION_DEPTH,
     LESION_WIDTH,
@@ -47,7 +54,9 @@ from .trace import (
     SHAPES,
     STACKS,
     STEPS,
+    UNITS,
     Averaged,
+    Gain,
     Lesion,
     Setup,
     Shape,
@@ -55,6 +64,8 @@ from .trace import (
     Sweep,
     Trace,
     Trained,
+    Unit,
+    Units,
 )
 
 FIXTURE = "blocks"
@@ -180,6 +191,130 @@ def train_stack(c: Constants, data: Dataset, kind: str, depth: int, width: int) 
 # endregion: train-and-lesion
 
 
+@dataclass(frozen=True)
+class Untrained:
+    """One untrained stack of the deepest depth, every seed and twin side by side: its weights, ends and input."""
+
+    ends: Ends
+    first: list[Tensor]
+    second: list[Tensor]
+    stream: np.ndarray  # the embedded points, the stack's input ``x``: [M, N, width]
+
+
+def untrained(data: Dataset) -> Untrained:
+    draws = with_twins([block_draws(seed, width=INIT_WIDTH, blocks=max(INIT_DEPTHS)) for seed in SEEDS])
+    ends = Ends([d.ends for d in draws], name="untrained")
+    first = [tensor(side_by_side([d.first[l] for d in draws])) for l in range(max(INIT_DEPTHS))]
+    second = [tensor(side_by_side([d.second[l] for d in draws])) for l in range(max(INIT_DEPTHS))]
+    return Untrained(ends, first, second, ends.embed(data.inputs).data)
+
+
+def norms(values: np.ndarray) -> np.ndarray:
+    """Each model's Euclidean norm over the points and the channels: ``[M, N, C]`` -> ``[M]``."""
+    return np.sqrt(np.sum(values * values, axis=(1, 2)))
+
+
+def top_gradient(u: Untrained, data: Dataset, top: Tensor) -> np.ndarray:
+    """The gradient of the loss (summed over the models, so each model gets its own) on the stack's output."""
+    leaf = parameter(top.data, name="untrained.top")
+    cross_entropy_per_model(u.ends.logits(leaf), data.labels).sum().backward()
+    assert leaf.grad is not None
+    return leaf.grad
+
+
+# region: zero-gain
+def gained_branch(h: Tensor, first: Tensor, second: Tensor, gain: Tensor, eps: float) -> Tensor:
+    """The block's branch, ending in a normalization whose learned gain (one per channel) scales what it adds."""
+    inner = (rms_norm(h, np.ones(h.shape[-1]), eps) @ first).relu() @ second
+    return rms_norm(inner, np.ones(h.shape[-1]), eps) * gain
+
+
+def gain_stacks(c: Constants, data: Dataset, u: Untrained) -> tuple[Gain, ...]:
+    """Every depth is the first blocks of the deepest stack, so one forward pass gives all of them."""
+    measures: dict[float, dict[int, tuple[np.ndarray, ...]]] = {}
+    for start in (0.0, 1.0):
+        shape = (len(u.stream), 1, INIT_WIDTH)  # one gain per channel, per model
+        gains = [parameter(np.full(shape, start), name=f"gain.{l}") for l in range(max(INIT_DEPTHS))]
+        h = x = tensor(u.stream)
+        tops = {}
+        for l in range(max(INIT_DEPTHS)):
+            h = residual_add(h, gained_branch(h, u.first[l], u.second[l], gains[l], c.eps))
+            if l + 1 in INIT_DEPTHS:
+                tops[l + 1] = h
+        measures[start] = {}
+        for depth, top in tops.items():
+            moved, growth = norms(top.data - x.data), norms(top.data) / norms(x.data)
+            if start == 0.0:  # the gains' gradients: only where they start at zero
+                for gain in gains:
+                    gain.grad = None
+                top.backward_with_seed(top_gradient(u, data, top), retain_graph=True)
+                smallest = np.min([norms(g.grad) for g in gains[:depth] if g.grad is not None], axis=0)
+                measures[start][depth] = (moved, smallest)
+            else:
+                measures[start][depth] = (growth,)
+    growth = {d: measured(measures[1.0][d][0], what=f"the growth of {d} blocks, every gain one") for d in INIT_DEPTHS}
+    return tuple(
+        Gain(
+            depth,
+            float(np.max(measures[0.0][depth][0])),
+            measured(measures[0.0][depth][1], what=f"the smallest gain gradient of {depth} blocks"),
+            growth[depth],
+            compare(growth[depth], growth[min(INIT_DEPTHS)]),
+        )
+        for depth in INIT_DEPTHS
+    )
+
+
+# endregion: zero-gain
+
+
+# region: units
+def unit(kind: str, h: Tensor, first: Tensor, second: Tensor, eps: float) -> tuple[Tensor, np.ndarray]:
+    """One residual unit and, for the original unit, which entries its ReLU after the addition let through."""
+    ones = np.ones(h.shape[-1])
+    if kind == "original":  # normalize after each weight, a ReLU inside and one after the addition
+        added = residual_add(h, rms_norm((rms_norm(h @ first, ones, eps)).relu() @ second, ones, eps))
+        return added.relu(), added.data > 0
+    # pre-activation: the normalizations and the ReLUs move into the branch; nothing follows the addition
+    branch = rms_norm((rms_norm(h, ones, eps)).relu() @ first, ones, eps).relu() @ second
+    return residual_add(h, branch), np.ones(h.shape, dtype=bool)
+
+
+def unit_stacks(c: Constants, data: Dataset, u: Untrained) -> tuple[tuple[Unit, ...], tuple[Units, ...]]:
+    rows: dict[tuple[str, int], Unit] = {}
+    for kind in UNITS:
+        x = parameter(u.stream, name=f"{kind}.input")
+        h: Tensor = x
+        passed = np.ones(u.stream.shape, dtype=bool)  # through every ReLU after an addition so far
+        tops = {}
+        for l in range(max(INIT_DEPTHS)):
+            h, through = unit(kind, h, u.first[l], u.second[l], c.eps)
+            passed = passed & through
+            if l + 1 in INIT_DEPTHS:
+                tops[l + 1] = (h, passed)
+        for depth, (top, through_all) in tops.items():
+            x.grad = None
+            above = top_gradient(u, data, top)
+            top.backward_with_seed(above, retain_graph=True)
+            assert x.grad is not None
+            what = f"the {kind} unit at {depth} blocks"
+            ratio = measured(norms(x.grad) / norms(above), what=what)
+            rows[(kind, depth)] = Unit(kind, depth, ratio, measured(np.mean(through_all, axis=(1, 2)), what=what))
+    fewest = min(INIT_DEPTHS)
+    verdicts = tuple(
+        Units(
+            depth,
+            compare(rows[("pre-activation", depth)].gradient_ratio, rows[("original", depth)].gradient_ratio),
+            compare(rows[("original", depth)].passed, rows[("original", fewest)].passed),
+        )
+        for depth in INIT_DEPTHS
+    )
+    return tuple(rows[(kind, depth)] for kind in UNITS for depth in INIT_DEPTHS), verdicts
+
+
+# endregion: units
+
+
 def run(c: Constants = Constants()) -> Run:
     c.check()
     data = c.task.dataset()
@@ -209,6 +344,9 @@ def run(c: Constants = Constants()) -> Run:
     shapes = tuple(
         Shape(r.depth, r.width, compare(r.loss, best.loss), compare(r.lesioned, deepest.lesioned)) for r in shaped
     )
+    at_start = untrained(data)
+    gains = gain_stacks(c, data, at_start)
+    units, unit_verdicts = unit_stacks(c, data, at_start)
     trace = Trace(
         task=c.task.record(),
         setup=Setup(STEPS, len(SEEDS), len(RATES), LESION_DEPTH, LESION_WIDTH),
@@ -218,6 +356,9 @@ def run(c: Constants = Constants()) -> Run:
         survival=survival,
         averaged=Averaged(compare(lesioned["residual"].lesioned, lesioned["plain"].lesioned)),
         shapes=shapes,
+        gains=gains,
+        units=units,
+        unit_verdicts=unit_verdicts,
     )
     counts = [r.parameters for r in shaped]
 
@@ -244,5 +385,9 @@ def run(c: Constants = Constants()) -> Run:
         "DERIVED.lesion.plain-best": block_where("plain", lowest=False),
         "DERIVED.sweep.stacks": len(results),
         "DERIVED.sweep.at-edge": at_edge,
+        "DERIVED.init.width": INIT_WIDTH,
+        "DERIVED.gain.moved": sum(g.moved != 0.0 for g in gains),  # stacks whose output differs from the input
+        "DERIVED.gain.still": sum(g.gain_gradient.low == 0.0 for g in gains),  # a seed with a gain gradient of 0
+        "DERIVED.units.shrank": sum(u.gradient_ratio.low < 1.0 for u in units),  # a seed whose gradient shrank
     }
     return Run(trace, derived)

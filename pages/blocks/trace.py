@@ -1,9 +1,12 @@
-"""Trace format ``blocks-v1``: what one block of a trained stack does, by deleting it, and depth against width.
+"""Trace format ``blocks-v2``: what one block of a trained stack does, by deleting it, and depth against width;
+then, at initialization, a branch whose last gain starts at zero and where the unit puts its nonlinearity.
 
 Every trained result is a measured result (``Measured``): the median over the seeds, the smallest and the largest
 seed, and the uncertainties of the seeds and of the float path, written with only the digits they leave standing.
 SWEEP lines hold every stack's loss at every rate tried; TRAINED lines each stack at its chosen rate; LESION lines
 the lesioned stacks with one block deleted at a time; SHAPE lines the residual stacks of nearly equal weight counts.
+GAIN lines (untrained stacks whose branches end in a normalization with a learned gain) and UNIT lines (untrained
+stacks of the original and the pre-activation unit) are measured at initialization, with no training step.
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ RATES = (3e-3, 1e-2, 3e-2)
 SEEDS = tuple(range(1, 9))
 STEPS = 80
 ORDERS = ("lower", "higher", "indistinguishable")
+# the untrained stacks: their depths and width, and where each residual unit puts its nonlinearity
+INIT_DEPTHS = (8, 32, 128)
+INIT_WIDTH = 16
+UNITS = ("original", "pre-activation")
 
 Kind = Annotated[str, choice(*KINDS)]
 Order = Annotated[str, choice(*ORDERS)]
+UnitKind = Annotated[str, choice(*UNITS)]
 
 
 @record("SETUP")
@@ -101,7 +109,38 @@ class Shape:
     lesioned_versus_deepest: Order
 
 
-@trace_format("blocks-v1")
+@record("GAIN", index="depth")
+class Gain:
+    """An untrained residual stack whose every branch ends in a normalization with a learned gain per channel."""
+
+    depth: Int
+    moved: Sci  # every gain 0: the largest distance |h_L - x| between the stack's output and its input, every model
+    gain_gradient: Measured  # every gain 0: the loss's gradient on one block's gain, its norm, the smallest block's
+    growth: Measured  # every gain 1: |h_L| / |x|, how much the stack's output outgrew its input
+    growth_versus_fewest: Order  # this growth against the growth at the fewest blocks
+
+
+@record("UNIT", index=("unit", "depth"))
+class Unit:
+    """An untrained stack of the original unit, relu(x + F(x)), or the pre-activation unit, x + F(x)."""
+
+    unit: UnitKind
+    depth: Int
+    gradient_ratio: Measured  # |the loss's gradient on the stack's input| / |its gradient on the stack's output|
+    passed: Measured  # the fraction of the stream's entries that every ReLU after an addition lets through
+
+
+@record("UNITS", index="depth")
+class Units:
+    """The pre-activation unit's gradient ratio against the original unit's, and the original unit's passed
+    fraction against its own at the fewest blocks."""
+
+    depth: Int
+    pre_activation: Order
+    passed_versus_fewest: Order
+
+
+@trace_format("blocks-v2")
 class Trace:
     task: TaskRecord
     setup: Setup
@@ -113,3 +152,6 @@ class Trace:
     survival: tuple[Survival, ...] = lines(block=range(1, LESION_DEPTH + 1))
     averaged: Averaged
     shapes: tuple[Shape, ...] = lines({"depth": d, "width": w} for d, w in SHAPES)
+    gains: tuple[Gain, ...] = lines(depth=INIT_DEPTHS)
+    units: tuple[Unit, ...] = lines({"unit": u, "depth": d} for u in UNITS for d in INIT_DEPTHS)
+    unit_verdicts: tuple[Units, ...] = lines(depth=INIT_DEPTHS)
