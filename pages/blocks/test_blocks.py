@@ -12,7 +12,18 @@ from trace_cases import Golden, assert_rejects, rejections
 from helpers import golden, nan_spirals_stop, nan_stops
 from pages.blocks import fixtures as fx
 from pages.blocks.figures import description
-from pages.blocks.trace import KINDS, LESION_DEPTH, LESION_WIDTH, RATES, SEEDS, SHAPES, STACKS, Trace
+from pages.blocks.trace import (
+    INIT_DEPTHS,
+    KINDS,
+    LESION_DEPTH,
+    LESION_WIDTH,
+    RATES,
+    SEEDS,
+    SHAPES,
+    STACKS,
+    UNITS,
+    Trace,
+)
 from site_builder.autograd import parameter, tensor
 from site_builder.measure import MIN_SEEDS, compare
 from site_builder.trace import layout_of
@@ -207,3 +218,62 @@ def test_the_averaged_accuracy_with_a_block_deleted_is_each_seeds_mean_over_the_
     losses, accuracies = models.scores(data)
     np.testing.assert_array_equal(losses, models.losses(data).data)
     np.testing.assert_array_equal(accuracies, models.accuracies(data))
+
+
+# ------------------------------------------------------------------ at initialization
+def numpy_norm(h: np.ndarray, eps: float) -> np.ndarray:
+    return h / np.sqrt(np.mean(h * h, axis=-1, keepdims=True) + eps)
+
+
+def test_a_branch_whose_gain_is_zero_adds_exactly_nothing_yet_its_gain_gets_the_gradient_the_page_writes():
+    rng = np.random.default_rng(3)
+    h0, w1, w2 = rng.standard_normal((1, 5, 4)), rng.standard_normal((1, 4, 4)), rng.standard_normal((1, 4, 4))
+    upstream = rng.standard_normal(h0.shape)
+    gain = parameter(np.zeros((1, 1, 4)), name="gain")
+    out = fx.gained_branch(tensor(h0), tensor(w1), tensor(w2), gain, C.eps)
+    np.testing.assert_array_equal(out.data, np.zeros_like(h0))
+    out.backward_with_seed(upstream)
+    branch = numpy_norm(np.maximum(numpy_norm(h0, C.eps) @ w1, 0.0) @ w2, C.eps)
+    # the gradient on the gain: the branch's normalized output times the gradient arriving, summed over the points
+    np.testing.assert_allclose(gain.grad, np.sum(upstream * branch, axis=1, keepdims=True), rtol=1e-12)
+    assert np.all(gain.grad != 0.0)
+
+
+@pytest.mark.parametrize("kind", UNITS)
+def test_each_unit_computes_what_the_page_writes_and_reports_the_entries_its_relu_lets_through(kind):
+    rng = np.random.default_rng(4)
+    h0, w1, w2 = rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 4, 4))
+    out, through = fx.unit(kind, tensor(h0), tensor(w1), tensor(w2), C.eps)
+    if kind == "original":
+        added = h0 + numpy_norm(np.maximum(numpy_norm(h0 @ w1, C.eps), 0.0) @ w2, C.eps)
+        np.testing.assert_allclose(out.data, np.maximum(added, 0.0), rtol=1e-12)
+        np.testing.assert_array_equal(through, added > 0)
+        assert 0 < through.mean() < 1
+    else:
+        branch = np.maximum(numpy_norm(np.maximum(numpy_norm(h0, C.eps), 0.0) @ w1, C.eps), 0.0) @ w2
+        np.testing.assert_allclose(out.data, h0 + branch, rtol=1e-12)
+        assert through.all()  # nothing follows the addition
+
+
+def test_the_untrained_stacks_cover_every_depth_and_unit_and_their_verdicts_are_their_comparisons():
+    assert [g.depth for g in TRACE.gains] == list(INIT_DEPTHS)
+    assert [(u.unit, u.depth) for u in TRACE.units] == [(k, d) for k in UNITS for d in INIT_DEPTHS]
+    units = {(u.unit, u.depth): u for u in TRACE.units}
+    fewest = min(INIT_DEPTHS)
+    for g in TRACE.gains:
+        assert g.growth_versus_fewest == compare(g.growth, TRACE.gains[0].growth)
+    for v in TRACE.unit_verdicts:
+        pre, original = units[("pre-activation", v.depth)], units[("original", v.depth)]
+        assert v.pre_activation == compare(pre.gradient_ratio, original.gradient_ratio)
+        assert v.passed_versus_fewest == compare(original.passed, units[("original", fewest)].passed)
+
+
+def test_what_was_measured_at_initialization():
+    """Not a law: what these untrained stacks measured, and what the page's sentences say of them."""
+    assert all(g.moved == 0.0 for g in TRACE.gains)  # a zero gain: the stack is the identity, bit for bit
+    assert all(g.gain_gradient.low > 0.0 for g in TRACE.gains)  # and every block's gain still gets a gradient
+    assert TRACE.gains[-1].growth_versus_fewest == "higher"  # a gain of one: the stream grew with depth
+    assert all(u.gradient_ratio.low > 1.0 for u in TRACE.units)  # the gradient vanished in neither unit
+    assert all(u.passed.low == 1.0 for u in TRACE.units if u.unit == "pre-activation")
+    passed = [u.passed.median for u in TRACE.units if u.unit == "original"]
+    assert passed == sorted(passed, reverse=True) and TRACE.unit_verdicts[-1].passed_versus_fewest == "lower"
