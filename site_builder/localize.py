@@ -13,7 +13,7 @@ sets the two apart:
 
 :class:`Localized` is what the plugin's hooks call: the translated hand-written pages added as files
 (``on_files``), a navigation per language (``on_nav``), each page's language, twins and site name
-(``on_page_context``), and the built site's search indexes and sitemaps (``on_post_build``).
+(``on_page_context``), and the built site's search indexes (``on_post_build``).
 """
 
 from __future__ import annotations
@@ -176,25 +176,8 @@ class Localized:
         return file.url if file is not None else path
 
     def finish(self, site_dir: Path) -> None:
-        """The built site's search index per language, and the sitemaps the language switcher reads."""
+        """The built site's search index per language."""
         split_search_index(site_dir)
-        pages = [f.dest_uri for f in self.files_by_path.values() if f.is_documentation_page()]
-        alternate_sitemaps(site_dir, [posixpath.dirname(dest) for dest in pages])
-
-
-def alternate_sitemaps(site_dir: Path, folders: Iterable[str]) -> None:
-    """A copy of the site's ``sitemap.xml`` in the folder of every page: the theme's script reads ``sitemap.xml``
-    below each ``hreflang`` alternate of a page (it expects each language at a site root of its own), and a page's
-    alternates here are the pages themselves (itself, and its twin where it has one)."""
-    source = site_dir / "sitemap.xml"
-    if not source.is_file():
-        return
-    data = source.read_bytes()
-    for folder in sorted(set(folders)):
-        target = site_dir / folder / "sitemap.xml"
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
 
 
 def _flat(items: Iterable[Any]) -> list[Any]:
