@@ -152,6 +152,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         project = self.project
         store = self.store = Store(project.cache_dir, logs.notice, project.display)
         self.conversions = None
+        self.shown = None
         try:
             built = self.built = build_pages(project, self.pages, store, keep_going=self.serving, progress=logs.info)
         except SiteBuilderError as exc:
