@@ -67,6 +67,11 @@ class CourseTrace(Golden):
         lines[n - 1], lines[m - 1] = lines[m - 1], lines[n - 1]
         return "\n".join(lines)
 
+    def swapped_case(self, description: str, n: int, m: int, field: str, words: str) -> Case:
+        """Lines ``n`` and ``m`` trading places: the parser must point at ``field``'s value on line ``n``, now
+        the line that was ``m``."""
+        return description, self.swapped(n, m), n, self.column(m, field) + len(field), words
+
     def trailing_space(self, description: str, n: int, end: str) -> Case:
         """Line ``n`` (a message ending ``end``) with a space after its last character."""
         return description, self.replaced(n, end, end + " "), n, len(self.lines[n - 1]) + 1, "trailing whitespace"

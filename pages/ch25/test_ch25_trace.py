@@ -98,13 +98,7 @@ def _cases():
         "six decimals",
     )
     yield G.value_case("scientific notation", meta, "epsilon=0.000010", "epsilon=1e-05", "six decimals")
-    yield (
-        "scale lines swapped",
-        G.swapped(ideal, production),
-        ideal,
-        G.column(production, "max_abs_diff=") + 13,
-        "18 decimals",
-    )
+    yield G.swapped_case("scale lines swapped", ideal, production, "max_abs_diff=", "18 decimals")
     yield G.value_case("scale mode out of order", ideal, "mode=ideal", "mode=production", "expected mode=ideal")
     yield "records out of order", G.swapped(batch - 1, batch), batch - 1, 1, "out of order"
     yield (

@@ -82,7 +82,7 @@ def _cases():
     )
     yield G.value_case("another tensor for the query", query, "tensor=Q", "tensor=K", "expected tensor=Q")
     yield G.value_case("a lower-case tensor", query, "tensor=Q", "tensor=q", "one of Q, K, V")
-    yield "projections swapped", G.swapped(query, key), query, G.column(key, "role=") + 5, "expected role=query"
+    yield G.swapped_case("projections swapped", query, key, "role=", "expected role=query")
     yield (
         "a shape with a leading zero",
         G.replaced(empty, "batch_input=[0,2,3]", "batch_input=[00,2,3]"),

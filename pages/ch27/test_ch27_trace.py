@@ -95,7 +95,7 @@ def _cases():
         G.column(mix1, "[0.000849,") + 1,
         "negative zero",
     )
-    yield "mixture rows swapped", G.swapped(mix0, mix1), mix0, G.column(mix1, "query=") + 6, "expected query=0"
+    yield G.swapped_case("mixture rows swapped", mix0, mix1, "query=", "expected query=0")
     yield G.value_case(
         "an error kind for another case",
         batch_err,
@@ -110,13 +110,7 @@ def _cases():
         len(lines[token_err - 1]) + 2,
         "extra field",
     )
-    yield (
-        "errors swapped",
-        G.swapped(batch_err, token_err),
-        batch_err,
-        G.column(token_err, "case=") + 5,
-        "expected case=batch-mismatch",
-    )
+    yield G.swapped_case("errors swapped", batch_err, token_err, "case=", "expected case=batch-mismatch")
     rank = G.number("ERROR|case=query-rank")
     yield G.value_case("a rank error for the key", rank, "operand=query", "operand=key", "expected operand=query")
     yield G.value_case("a negative rank", rank, "rank=2", "rank=-2", "non-negative integer")
