@@ -3,6 +3,9 @@
 
 PYTHON ?= python3
 export NO_MKDOCS_2_WARNING := 1
+# A test run starts dozens of interpreters (fixture runs, builds, the command line): each reads the compiled modules
+# the first one wrote, and pytest its rewritten test modules, instead of compiling them all again.
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed

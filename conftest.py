@@ -136,6 +136,7 @@ def prepared(fresh_pages):
 
 
 SLOW_FIXTURES = {
+    "fixture_results",  # a build of the whole site from nothing
     "site_build",
     "built_site",
     "site_copy",

@@ -10,6 +10,10 @@ sets the two apart:
   links and the language switcher, which stays on the same page where it has a twin);
 - :func:`split_search_index` gives each language its own search index (``search/`` and ``ru/search/``), in its own
   language, since the theme's search reads the index below its ``base``.
+
+:class:`Localized` is what the plugin's hooks call: the translated hand-written pages added as files
+(``on_files``), a navigation per language (``on_nav``), each page's language, twins and site name
+(``on_page_context``), and the built site's search indexes (``on_post_build``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .i18n import LANGUAGES, SOURCE, TRANSLATED, localized_path, source_name, strip_record, word
+from .i18n import LANGUAGES, SOURCE, TRANSLATED, WORDS, localized_path, source_name, strip_record, word
 from .project import Page
 
 SEARCH_INDEX = "search/search_index.json"
@@ -117,19 +121,63 @@ class Languages:
         return sorted(alternates, key=lambda a: list(LANGUAGES).index(a["lang"])), menu
 
 
-def alternate_sitemaps(site_dir: Path, folders: Iterable[str]) -> None:
-    """A copy of the site's ``sitemap.xml`` in the folder of every page: the theme's script reads ``sitemap.xml``
-    below each ``hreflang`` alternate of a page (it expects each language at a site root of its own), and a page's
-    alternates here are the pages themselves (itself, and its twin where it has one)."""
-    source = site_dir / "sitemap.xml"
-    if not source.is_file():
-        return
-    data = source.read_bytes()
-    for folder in sorted(set(folders)):
-        target = site_dir / folder / "sitemap.xml"
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+@dataclass
+class Localized:
+    """One build's languages, filled hook by hook: which page is which in another language, each language's
+    navigation, and the site's own name (mkdocs.yml's) while a translated page shows its own."""
+
+    languages: Languages = field(default_factory=Languages)
+    navigations: dict[str, Any] = field(default_factory=dict)  # lang -> the navigation its pages show
+    files_by_path: dict[str, Any] = field(default_factory=dict)  # site path -> MkDocs's File
+    site_name: str | None = None
+
+    def add_hand_written(self, files: Any, config: Any) -> None:
+        """Each ``docs/NAME.LANG.md`` becomes the file ``LANG/NAME.md`` (served as ``LANG/NAME/``), out of the
+        navigation, and the twin of its English page."""
+        from mkdocs.structure.files import File, InclusionLevel
+
+        for file in [f for f in files if not f.generated_by and f.src_uri.endswith(".md")]:
+            translated = hand_written(file.src_uri, file.content_string)
+            if translated is None:
+                continue
+            lang, path, markdown = translated
+            files.remove(file)  # docs/index.ru.md is served as ru/index.html, never as index.ru/
+            files.append(File.generated(config, path, content=markdown, inclusion=InclusionLevel.NOT_IN_NAV))
+            english = source_name(file.src_uri.rpartition("/")[2])[0]
+            self.languages.add({"en": posixpath.join(posixpath.dirname(file.src_uri), english), lang: path})
+
+    def navigate(self, nav: Any, files: Any) -> None:
+        """Each translated language's navigation, beside MkDocs's English one."""
+        self.files_by_path = {f.src_uri: f for f in files}
+        self.navigations = {lang: self.languages.navigation(nav, files, lang) for lang in TRANSLATED}
+
+    def page_context(self, context: Any, page: Any, config: Any) -> None:
+        """A page shows its language's navigation and site name, links its twins (``hreflang``) and switches
+        language on the same page (``config.extra``, which the theme reads while this page renders)."""
+        lang = page_language(page.file.src_uri)
+        if lang in self.navigations:
+            context["nav"] = self.navigations[lang]
+        alternates, menu = self.languages.alternates(page.file.src_uri, self._url_of)
+        if self.site_name is None:
+            self.site_name = config.site_name
+        config.site_name = WORDS[lang].get("site_name", self.site_name)  # the header and <title>
+        config.extra["alternate"] = alternates  # the theme's hreflang links
+        config.extra["language_menu"] = menu  # overrides/partials/alternate.html: the switcher
+
+    def plain_context(self, config: Any) -> None:
+        """A page that is not one of the site's (404.html, the sitemap) has no twins, and is in English."""
+        if self.site_name is not None:
+            config.site_name = self.site_name
+        config.extra["alternate"] = []
+        config.extra["language_menu"] = []
+
+    def _url_of(self, path: str) -> str:  # the theme's templates make it relative to the page
+        file = self.files_by_path.get(path)
+        return file.url if file is not None else path
+
+    def finish(self, site_dir: Path) -> None:
+        """The built site's search index per language."""
+        split_search_index(site_dir)
 
 
 def _flat(items: Iterable[Any]) -> list[Any]:

@@ -2,8 +2,10 @@
 
 Each hook is a few named steps; the work is done by the modules that own it: :mod:`~site_builder.build` (the
 generated pages, from the cache or run and rendered), :mod:`~site_builder.scan` (numbers without provenance),
-:mod:`~site_builder.serve` (what ``mkdocs serve`` needs), :mod:`~site_builder.publish` (the staging folder and
-the atomic swap), :mod:`~site_builder.cache` (the one cache store) and :mod:`~site_builder.logs`.
+:mod:`~site_builder.shown` (the golden lists of shown values), :mod:`~site_builder.localize` (the languages:
+translated files, navigations, alternates, search indexes), :mod:`~site_builder.serve` (what ``mkdocs serve``
+needs), :mod:`~site_builder.publish` (the staging folder and the atomic swap), :mod:`~site_builder.cache` (the
+one cache store) and :mod:`~site_builder.logs`.
 
 Order of work, chosen so that a failure never costs the previous site:
 
@@ -16,7 +18,10 @@ Order of work, chosen so that a failure never costs the previous site:
 ``on_env``
     keep the theme's compiled templates in the cache store too;
 ``on_files``
-    add the generated pages and downloads as virtual files (nothing is written into ``docs/``);
+    add the generated pages and downloads, and the translated hand-written pages, as virtual files (nothing is
+    written into ``docs/``);
+``on_nav``, ``on_page_context``, ``on_template_context``
+    give each language its navigation, and each page its language's site name, its twins and the switcher;
 ``on_page_markdown``
     convert each page with its drawings, formulas and tables set aside (:mod:`site_builder.render.stash`);
     under ``mkdocs serve``, reuse the conversion of a page whose Markdown and surroundings did not change;
@@ -24,11 +29,11 @@ Order of work, chosen so that a failure never costs the previous site:
     date every page by the site's sources, never the clock;
 ``on_post_page``
     scan each built page for numbers with no provenance: a warning each, so ``--strict`` fails; compare each
-    generated page's shown values, place by place, with its golden list (:mod:`site_builder.check.places`):
-    one that differs stops the build before it publishes (a warning under ``mkdocs serve``), a missing one is
-    written;
+    generated page's shown values, place by place, with its golden list: one that differs stops the build
+    before it publishes (a warning under ``mkdocs serve``), a missing one is written;
 ``on_post_build`` (last)
-    stop at the first golden list of shown values a page disagrees with; prune the cache, and swap the staging folder into place, unless strict mode counted a warning, in which
+    stop at the first golden list of shown values a page disagrees with; write each language's search index;
+    prune the cache, and swap the staging folder into place, unless strict mode counted a warning, in which
     case MkDocs aborts next and the old site stays.
 
 SIGTERM ends a build as Ctrl-C does: the staging folder is removed and the site is left as it was. Every failure
@@ -39,9 +44,8 @@ traceback; an I/O failure inside MkDocs itself (a full disk while it copies the 
 from __future__ import annotations
 
 import logging
-import posixpath
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -54,10 +58,13 @@ from . import logs, publish
 from .build import Built, build_pages
 from .cache import Store
 from .errors import SiteBuilderError, os_error, shown
-from .i18n import TRANSLATED, WORDS, source_name, stale_translation, translations_in
-from .localize import Languages, alternate_sitemaps, hand_written, page_language, split_search_index
+from .i18n import stale_translation, translations_in
+from .localize import Localized
 from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
+
+if TYPE_CHECKING:
+    from .shown import Collected, ShownLists
 
 NAME = logs.NAME
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -91,12 +98,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         self.counter: logs.WarningCounter | None = None
         self.date = "1970-01-01"
         self.conversions: bytes | None = None  # mkdocs serve: what every page's conversion reads
-        self.languages = Languages()  # which page is which in another language
-        self.navigations: dict[str, Any] = {}  # lang -> the navigation its pages show
-        self.files_by_path: dict[str, File] = {}
-        self.site_name: str | None = None  # mkdocs.yml's, while a translated page shows its own
-        self.collected: dict[str, tuple[Any, ...]] | None = None  # `site-builder shown`: built path -> shown values
-        self.stale: list[str] = []  # golden lists of shown values that the built pages disagree with
+        self.localized = Localized()  # the build's languages (site_builder.localize)
+        self.collected: Collected | None = None  # `site-builder shown`: built path -> shown values
+        self.shown: ShownLists | None = None  # the generated pages' shown values against their golden lists
 
     @property
     def serving(self) -> bool:
@@ -111,7 +115,6 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
         pin_numeric_environment()  # page code this process runs computes as the fixture interpreters do
         self._close()
-        self.site_name = None
         root = Path(config.config_file_path).resolve().parent if config.config_file_path else Path.cwd()
         self.project = Project.at(
             root,
@@ -143,11 +146,13 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
         """Every generated page, from the cache or run and rendered (see :mod:`site_builder.build`)."""
+        from .shown import ShownLists
+
         assert self.project is not None
         project = self.project
         store = self.store = Store(project.cache_dir, logs.notice, project.display)
         self.conversions = None
-        self.stale = []
+        self.shown = None
         try:
             built = self.built = build_pages(project, self.pages, store, keep_going=self.serving, progress=logs.info)
         except SiteBuilderError as exc:
@@ -159,6 +164,8 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         for error in built.failed.values():
             logs.serve_error(f"{error} (the page shows this error)")
         self.scan = NumberScan.of_build(project, self.pages, built, store)
+        shows = [page for page in self.pages if page.slug in built.pages]
+        self.shown = ShownLists(project, shows, serving=self.serving, collected=self.collected)
         for stale in self.stale_translations():
             logs.warning(stale)  # mkdocs serve shows the page and says so; --strict fails
         logs.info(built.summary())
@@ -185,79 +192,56 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         return env
 
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
+        """The translated hand-written pages, and every generated page and download, as virtual files."""
+        self.localized = Localized()
+        self.localized.languages.generated = list(self.pages)
+        self.localized.add_hand_written(files, config)
+        for page in self.pages:
+            self._add_generated(page, files, config)
+        return files
+
+    def _add_generated(self, page: Page, files: Files, config: MkDocsConfig) -> None:
+        """A generated page in each of its languages and its downloads (or, under ``mkdocs serve``, its error)."""
         from mkdocs.structure.files import InclusionLevel
 
         from .serve import error_page
 
-        languages = self.languages = Languages(generated=list(self.pages))
-        for file in [f for f in files if not f.generated_by and f.src_uri.endswith(".md")]:
-            translated = hand_written(file.src_uri, file.content_string)
-            if translated is None:
-                continue
-            lang, path, markdown = translated
-            files.remove(file)  # docs/index.ru.md is served as ru/index.html, never as index.ru/
-            files.append(File.generated(config, path, content=markdown, inclusion=InclusionLevel.NOT_IN_NAV))
-            english = source_name(file.src_uri.rpartition("/")[2])[0]
-            languages.add({"en": posixpath.join(posixpath.dirname(file.src_uri), english), lang: path})
-        for page in self.pages:
-            rendered = self.built.pages.get(page.slug)
-            twins = {lang: page.twin(lang) for lang in page.languages}
-            if rendered is not None:
-                generated = {page.page_path: rendered.markdown, **rendered.files}
-                generated |= {twins[lang].page_path: text for lang, text in rendered.translations.items()}
-            elif page.slug in self.built.failed:
-                generated = {t.page_path: error_page(t, self.built.failed[page.slug]) for t in twins.values()}
-            else:
-                continue
-            languages.add({lang: twin.page_path for lang, twin in twins.items()})
-            out_of_nav = {t.page_path for t in twins.values() if t.lang != page.lang}
-            for path, content in generated.items():
-                existing = files.get_file_from_path(path)
-                if existing is not None and not existing.generated_by:
-                    raise _fail(
-                        f"{Path(config.docs_dir).name}/{path} collides with a generated file of page "
-                        f"{page.slug}; remove it from the docs folder"
-                    )
-                if existing is not None:
-                    files.remove(existing)
-                inclusion = InclusionLevel.NOT_IN_NAV if path in out_of_nav else InclusionLevel.UNDEFINED
-                files.append(File.generated(config, path, content=content, inclusion=inclusion))
-        return files
+        rendered = self.built.pages.get(page.slug)
+        twins = {lang: page.twin(lang) for lang in page.languages}
+        if rendered is not None:
+            generated = {page.page_path: rendered.markdown, **rendered.files}
+            generated |= {twins[lang].page_path: text for lang, text in rendered.translations.items()}
+        elif page.slug in self.built.failed:
+            generated = {t.page_path: error_page(t, self.built.failed[page.slug]) for t in twins.values()}
+        else:
+            return
+        self.localized.languages.add({lang: twin.page_path for lang, twin in twins.items()})
+        out_of_nav = {t.page_path for t in twins.values() if t.lang != page.lang}
+        for path, content in generated.items():
+            existing = files.get_file_from_path(path)
+            if existing is not None and not existing.generated_by:
+                raise _fail(
+                    f"{Path(config.docs_dir).name}/{path} collides with a generated file of page "
+                    f"{page.slug}; remove it from the docs folder"
+                )
+            if existing is not None:
+                files.remove(existing)
+            inclusion = InclusionLevel.NOT_IN_NAV if path in out_of_nav else InclusionLevel.UNDEFINED
+            files.append(File.generated(config, path, content=content, inclusion=inclusion))
 
     def on_nav(self, nav: Any, *, config: MkDocsConfig, files: Files) -> Any:
         """The English navigation is MkDocs's; each translation gets its own, shown on its pages."""
-        self.files_by_path = {f.src_uri: f for f in files}
-        self.navigations = {lang: self.languages.navigation(nav, files, lang) for lang in TRANSLATED}
+        self.localized.navigate(nav, files)
         return nav
 
     def on_page_context(self, context: Any, *, page: Any, config: MkDocsConfig, nav: Any) -> Any:
-        """A translated page shows its language's navigation; every page links its twins (``hreflang``) and
-        switches language on the same page."""
-        lang = page_language(page.file.src_uri)
-        if lang in self.navigations:
-            context["nav"] = self.navigations[lang]
-        files = self.languages
-
-        def url_of(path: str) -> str:  # the theme's templates make it relative to the page
-            file = self.files_by_path.get(path)
-            return file.url if file is not None else path
-
-        alternates, menu = files.alternates(page.file.src_uri, url_of)
-        if self.site_name is None:
-            self.site_name = config.site_name
-        config.site_name = WORDS[lang].get(
-            "site_name", self.site_name
-        )  # the header and <title>, in the page's language
-        config.extra["alternate"] = alternates  # the theme's hreflang links; read while this page renders
-        config.extra["language_menu"] = menu  # overrides/partials/alternate.html: the switcher
+        """A page in its language: its navigation and site name, its twins, a switcher to them."""
+        self.localized.page_context(context, page, config)
         return context
 
     def on_template_context(self, context: Any, *, template_name: str, config: MkDocsConfig) -> Any:
         """A page that is not one of the site's (404.html, the sitemap) has no twins, and is in English."""
-        if self.site_name is not None:
-            config.site_name = self.site_name
-        config.extra["alternate"] = []
-        config.extra["language_menu"] = []
+        self.localized.plain_context(config)
         return context
 
     def on_page_markdown(self, markdown: str, *, page: Any, config: MkDocsConfig, files: Files) -> str:
@@ -284,48 +268,12 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         source = Path(config.docs_dir) / page.file.src_uri if page.file.src_uri else None
         for line in self.scan.warnings(output, built, source):
             logs.warning(line)
-        self._shown_values(output, built)
-        return output
-
-    def _shown_values(self, output: str, built: str) -> None:
-        """A generated page's shown values against its golden list (or collected, for `site-builder shown`)."""
-        from .check import places
-
-        assert self.project is not None
-        twins = (p.twin(lang) for p in self.pages if p.slug in self.built.pages for lang in p.languages)
-        page = next((twin for twin in twins if twin.html_path == built), None)
-        if page is None:
-            return
-        from .check.document import parse_html
-
-        try:
-            values = places.shown_values(parse_html(output))
-        except ValueError:
-            return  # the number scan has said why the page cannot be read
-        if self.collected is not None:
-            self.collected[built] = values
-            return
-        path = places.golden_path(page.folder, page.lang)
-        name = self.project.display(path)
-        try:
-            golden = places.read_golden(path, name)
-        except places.ShownListError as exc:
-            raise _fail(str(exc)) from None
-        if golden is None:
+        if self.shown is not None:
             try:
-                places.write_golden(values, built, path, page.lang)
-            except OSError as exc:
-                raise _fail(str(os_error(exc, path, "cannot write"))) from None
-            logs.info(f"wrote {name}: the {len(values)} values {built} shows; review and commit it")
-            return
-        changes = places.compare(golden, values)
-        if not changes:
-            return
-        line = places.stale_message(changes, built, name)
-        if self.serving:
-            logs.warning(line)
-        else:
-            self.stale.append(line)  # stops the build before it publishes (on_post_build)
+                self.shown.page(output, built)
+            except SiteBuilderError as exc:
+                raise _fail(str(exc)) from None
+        return output
 
     def on_serve(self, server: Any, config: MkDocsConfig, builder: Any) -> Any:
         from .serve import poll_faster
@@ -340,12 +288,11 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
-        if self.stale:
-            raise _fail(self.stale[0] + (f" ({len(self.stale) - 1} more pages differ)" if len(self.stale) > 1 else ""))
+        stale = self.shown.stale if self.shown is not None else []
+        if stale:
+            raise _fail(stale[0] + (f" ({len(stale) - 1} more pages differ)" if len(stale) > 1 else ""))
         try:
-            split_search_index(Path(config.site_dir))
-            pages = [f.dest_uri for f in self.files_by_path.values() if f.is_documentation_page()]
-            alternate_sitemaps(Path(config.site_dir), [posixpath.dirname(dest) for dest in pages])
+            self.localized.finish(Path(config.site_dir))
         except OSError as exc:
             raise _fail(str(os_error(exc, None, "cannot write the search index"))) from None
         if self.store is not None and not self.built.failed:

@@ -248,9 +248,12 @@ def test_the_first_diagram_comes_before_any_visible_code(browser, server):
         )
 
 
-def test_the_language_switcher_stays_on_the_same_page(browser, server):
-    with opened(browser, server, CHAPTER, viewport=DESKTOP) as v:
+@pytest.mark.parametrize("javascript", [True, False], ids=["javascript", "no-javascript"])
+def test_the_language_switcher_stays_on_the_same_page(browser, server, javascript):
+    with opened(browser, server, CHAPTER, viewport=DESKTOP, java_script_enabled=javascript) as v:
         page = v.page
+        sitemaps: list[str] = []
+        page.on("request", lambda r: sitemaps.append(r.url) if r.url.endswith("sitemap.xml") else None)
         page.locator(".md-header__option .md-select").hover()
         page.locator("a.md-select__link[hreflang='ru']").click()
         page.wait_for_load_state()
@@ -260,6 +263,9 @@ def test_the_language_switcher_stays_on_the_same_page(browser, server):
         page.locator("a.md-select__link[hreflang='en']").click()
         page.wait_for_load_state()
         assert page.url == server + CHAPTER
+        # The theme looks each hreflang alternate up in a sitemap below it; every lookup reads the site's one.
+        assert set(sitemaps) <= {server + "sitemap.xml"} and (sitemaps != []) == javascript, sitemaps
+        assert v.errors == []
 
 
 def test_russian_search_finds_russian_pages_only(browser, server):

@@ -6,19 +6,13 @@ import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trace_cases import Golden, assert_rejects, rejections
+from trace_cases import REALS, CourseTrace
 
-from helpers import fresh_trace, golden
 from pages.ch25.trace import Primary, Trace
-from site_builder.trace import format_real, layout_of
 
-GOLDEN = golden("ch25")
-parse, render = layout_of(Trace).parse, layout_of(Trace).render
-G = Golden(GOLDEN)
-
-
-def test_fresh_trace_is_the_golden_text():
-    assert fresh_trace("ch25") == GOLDEN
+G = CourseTrace("ch25", Trace)
+GOLDEN, parse, render = G.text, G.parse, G.render
+test_fresh_trace_is_the_golden_text = G.fresh_test()
 
 
 def test_fourteen_lines_in_the_course_grammar():
@@ -69,13 +63,10 @@ def test_round_trips_and_is_typed():
 
 
 def _cases():
-    lines = GOLDEN.split("\n")
     meta, primary, ideal, production, near = (
         G.number(p) for p in ("META", "PRIMARY", "SCALE|mode=ideal", "SCALE|mode=production", "SCALE|mode=near-zero")
     )
-    batch, proof, last = G.number("BATCH"), G.number("PROOF"), G.number("NEXT")
-    yield "CRLF", GOLDEN.replace("\n", "\r\n"), 1, len(lines[0]) + 1, "carriage return"
-    yield "missing final newline", GOLDEN[:-1], last, len(lines[last - 1]) + 1, "final newline"
+    batch, proof = G.number("BATCH"), G.number("PROOF")
     yield (
         "negative zero",
         G.replaced(G.number("ZERO"), "output=[0.000000", "output=[-0.000000"),
@@ -107,11 +98,9 @@ def _cases():
         "six decimals",
     )
     yield G.value_case("scientific notation", meta, "epsilon=0.000010", "epsilon=1e-05", "six decimals")
-    swapped = "\n".join(lines[: ideal - 1] + [lines[production - 1], lines[ideal - 1]] + lines[production:])
-    yield "scale lines swapped", swapped, ideal, G.column(production, "max_abs_diff=") + 13, "18 decimals"
+    yield G.swapped_case("scale lines swapped", ideal, production, "max_abs_diff=", "18 decimals")
     yield G.value_case("scale mode out of order", ideal, "mode=ideal", "mode=production", "expected mode=ideal")
-    records = "\n".join(lines[: batch - 2] + [lines[batch - 1], lines[batch - 2]] + lines[batch:])
-    yield "records out of order", records, batch - 1, 1, "out of order"
+    yield "records out of order", G.swapped(batch - 1, batch), batch - 1, 1, "out of order"
     yield (
         "kebab field name",
         G.replaced(G.number("BACKWARD"), "input_gradient=", "input-gradient="),
@@ -119,39 +108,20 @@ def _cases():
         G.column(G.number("BACKWARD"), "input_gradient="),
         "expected 'input_gradient'",
     )
-    yield "space separator", G.replaced(last, "NEXT|", "NEXT "), last, 1, "unknown record"
-    yield "bookend line", "TRACE rmsnorm-v1 BEGIN\n" + GOLDEN, 1, 1, "unknown record"
     yield G.value_case(
         "another provenance token", proof, "trace=rust-authored", "trace=python-authored", "'rust-authored'"
     )
     yield G.value_case("replay mismatch", proof, "replay=bitwise", "replay=mismatch", "'bitwise'")
     yield G.value_case("another axis", batch, "axis=last", "axis=first", "'last'")
-    yield G.value_case(
-        "another next chapter", last, "chapter=26-qkv-projections", "chapter=27-attention", "'26-qkv-projections'"
-    )
     error = G.number("ERROR|case=rank-zero")
-    yield (
-        "message with a trailing space",
-        G.replaced(error, "one axis", "one axis "),
-        error,
-        len(lines[error - 1]) + 1,
-        "trailing whitespace",
-    )
+    yield G.trailing_space("message with a trailing space", error, "one axis")
 
 
-CASES = list(_cases())
+CASES = [*G.shared_cases("26-qkv-projections"), *_cases()]
+test_parser_rejects_with_line_and_column = G.rejection_test(CASES)
 
 
-@rejections(CASES)
-def test_parser_rejects_with_line_and_column(text, line, column, words):
-    assert text != GOLDEN
-    assert_rejects(parse, text, line, column, words, source="golden/trace.txt")
-
-
-reals = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False).map(
-    lambda v: float(format_real(v))
-)
-vectors = st.lists(reals, min_size=1, max_size=4).map(tuple)
+vectors = st.lists(REALS, min_size=1, max_size=4).map(tuple)
 
 
 @settings(max_examples=60, deadline=None)

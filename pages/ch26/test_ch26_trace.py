@@ -6,19 +6,13 @@ import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trace_cases import Golden, assert_rejects, rejections
+from trace_cases import REALS, CourseTrace
 
-from helpers import fresh_trace, golden
 from pages.ch26.trace import Input, Trace
-from site_builder.trace import format_real, layout_of
 
-GOLDEN = golden("ch26")
-parse, render = layout_of(Trace).parse, layout_of(Trace).render
-G = Golden(GOLDEN)
-
-
-def test_fresh_trace_is_the_golden_text():
-    assert fresh_trace("ch26") == GOLDEN
+G = CourseTrace("ch26", Trace)
+GOLDEN, parse, render = G.text, G.parse, G.render
+test_fresh_trace_is_the_golden_text = G.fresh_test()
 
 
 def test_seventeen_lines_in_the_course_grammar():
@@ -61,9 +55,7 @@ def _cases():
     lines = GOLDEN.split("\n")
     meta, inp, query, key = (G.number(p) for p in ("META", "INPUT", "PROJECTION|role=query", "PROJECTION|role=key"))
     empty, independence, history = G.number("EMPTY_SHAPES"), G.number("INDEPENDENCE"), G.number("HISTORY")
-    proof, last = G.number("PROOF"), G.number("NEXT")
-    yield "CRLF", GOLDEN.replace("\n", "\r\n"), 1, len(lines[0]) + 1, "carriage return"
-    yield "missing final newline", GOLDEN[:-1], last, len(lines[last - 1]) + 1, "final newline"
+    proof = G.number("PROOF")
     yield (
         "negative zero",
         G.replaced(inp, ",0.000000,", ",-0.000000,"),
@@ -90,8 +82,7 @@ def _cases():
     )
     yield G.value_case("another tensor for the query", query, "tensor=Q", "tensor=K", "expected tensor=Q")
     yield G.value_case("a lower-case tensor", query, "tensor=Q", "tensor=q", "one of Q, K, V")
-    swapped = "\n".join(lines[: query - 1] + [lines[key - 1], lines[query - 1]] + lines[key:])
-    yield "projections swapped", swapped, query, G.column(key, "role=") + 5, "expected role=query"
+    yield G.swapped_case("projections swapped", query, key, "role=", "expected role=query")
     yield (
         "a shape with a leading zero",
         G.replaced(empty, "batch_input=[0,2,3]", "batch_input=[00,2,3]"),
@@ -110,13 +101,7 @@ def _cases():
         "an unknown verdict", independence, "key_output=bitwise-unchanged", "key_output=unchanged", "one of"
     )
     error = G.number("ERROR|case=rank-two")
-    yield (
-        "message with a trailing space",
-        G.replaced(error, "got rank 2", "got rank 2 "),
-        error,
-        len(lines[error - 1]) + 1,
-        "trailing whitespace",
-    )
+    yield G.trailing_space("message with a trailing space", error, "got rank 2")
     yield G.value_case("error case out of order", error, "case=rank-two", "case=input-width", "expected case=rank-two")
     yield G.value_case(
         "another reading of history", history, "mapping=retrospective", "mapping=literal", "'retrospective'"
@@ -129,7 +114,6 @@ def _cases():
         len(lines[proof - 1]) + 2,
         "extra field",
     )
-    yield G.value_case("another next chapter", last, "chapter=27-self-attention", "chapter=27-attention", "'27-self")
     yield (
         "kebab field name",
         G.replaced(G.number("BACKWARD"), "input_gradient=", "input-gradient="),
@@ -137,26 +121,14 @@ def _cases():
         G.column(G.number("BACKWARD"), "|input_gradient=") + 1,
         "expected 'input_gradient'",
     )
-    yield "space separator", G.replaced(last, "NEXT|", "NEXT "), last, 1, "unknown record"
-    yield "bookend line", "TRACE qkv-projections-v1 BEGIN\n" + GOLDEN, 1, 1, "unknown record"
 
 
-CASES = list(_cases())
-
-
-@rejections(CASES)
-def test_parser_rejects_with_line_and_column(text, line, column, words):
-    assert text != GOLDEN
-    assert_rejects(parse, text, line, column, words, source="golden/trace.txt")
-
-
-reals = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False).map(
-    lambda v: float(format_real(v))
-)
+CASES = [*G.shared_cases("27-self-attention"), *_cases()]
+test_parser_rejects_with_line_and_column = G.rejection_test(CASES)
 
 
 @settings(max_examples=60, deadline=None)
-@given(values=st.lists(reals, min_size=1, max_size=8).map(tuple), shape=st.lists(st.integers(0, 9), min_size=1))
+@given(values=st.lists(REALS, min_size=1, max_size=8).map(tuple), shape=st.lists(st.integers(0, 9), min_size=1))
 def test_render_parse_round_trip_property(values, shape):
     base = parse(GOLDEN)
     empty = dataclasses.replace(base.empty_shapes, batch_input=tuple(shape))

@@ -6,19 +6,13 @@ import dataclasses
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from trace_cases import Golden, assert_rejects, rejections
+from trace_cases import REALS, CourseTrace
 
-from helpers import fresh_trace, golden
 from pages.ch27.trace import TERMS, Trace
-from site_builder.trace import format_real, layout_of
 
-GOLDEN = golden("ch27")
-parse, render = layout_of(Trace).parse, layout_of(Trace).render
-G = Golden(GOLDEN)
-
-
-def test_fresh_trace_is_the_golden_text():
-    assert fresh_trace("ch27") == GOLDEN
+G = CourseTrace("ch27", Trace)
+GOLDEN, parse, render = G.text, G.parse, G.render
+test_fresh_trace_is_the_golden_text = G.fresh_test()
 
 
 def test_twenty_one_lines_in_the_course_grammar():
@@ -66,10 +60,8 @@ def _cases():
     lines = GOLDEN.split("\n")
     meta, mix0, mix1 = G.number("META"), G.number("MIXTURE_ROW|query=0"), G.number("MIXTURE_ROW|query=1")
     batch_err, token_err = G.number("ERROR|case=batch-mismatch"), G.number("ERROR|case=token-mismatch")
-    proof, last = G.number("PROOF"), G.number("NEXT")
+    proof = G.number("PROOF")
     terms = G.column(mix0, "terms=") + 6
-    yield "CRLF", GOLDEN.replace("\n", "\r\n"), 1, len(lines[0]) + 1, "carriage return"
-    yield "missing final newline", GOLDEN[:-1], last, len(lines[last - 1]) + 1, "final newline"
     yield G.value_case("scale with seven decimals", meta, "scale=0.707107", "scale=0.7071068", "six decimals")
     yield G.value_case("masked", meta, "masked=false", "masked=true", "expected masked=false")
     yield G.value_case("another softmax axis", meta, "softmax_axis=key", "softmax_axis=query", "'key'")
@@ -103,8 +95,7 @@ def _cases():
         G.column(mix1, "[0.000849,") + 1,
         "negative zero",
     )
-    swapped = "\n".join(lines[: mix0 - 1] + [lines[mix1 - 1], lines[mix0 - 1]] + lines[mix1:])
-    yield "mixture rows swapped", swapped, mix0, G.column(mix1, "query=") + 6, "expected query=0"
+    yield G.swapped_case("mixture rows swapped", mix0, mix1, "query=", "expected query=0")
     yield G.value_case(
         "an error kind for another case",
         batch_err,
@@ -119,10 +110,7 @@ def _cases():
         len(lines[token_err - 1]) + 2,
         "extra field",
     )
-    swapped_errors = "\n".join(
-        lines[: batch_err - 1] + [lines[token_err - 1], lines[batch_err - 1]] + lines[token_err:]
-    )
-    yield "errors swapped", swapped_errors, batch_err, G.column(token_err, "case=") + 5, "expected case=batch-mismatch"
+    yield G.swapped_case("errors swapped", batch_err, token_err, "case=", "expected case=batch-mismatch")
     rank = G.number("ERROR|case=query-rank")
     yield G.value_case("a rank error for the key", rank, "operand=query", "operand=key", "expected operand=query")
     yield G.value_case("a negative rank", rank, "rank=2", "rank=-2", "non-negative integer")
@@ -134,26 +122,14 @@ def _cases():
         "12 decimals",
     )
     yield G.value_case("masked proof", proof, "unmasked=true", "unmasked=false", "expected unmasked=true")
-    yield G.value_case("another next chapter", last, "chapter=28-causal-masking", "chapter=28-masking", "'28-causal")
-    yield "space separator", G.replaced(last, "NEXT|", "NEXT "), last, 1, "unknown record"
 
 
-CASES = list(_cases())
-
-
-@rejections(CASES)
-def test_parser_rejects_with_line_and_column(text, line, column, words):
-    assert text != GOLDEN
-    assert_rejects(parse, text, line, column, words, source="golden/trace.txt")
-
-
-reals = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False).map(
-    lambda v: float(format_real(v))
-)
+CASES = [*G.shared_cases("28-causal-masking"), *_cases()]
+test_parser_rejects_with_line_and_column = G.rejection_test(CASES)
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(st.tuples(reals, reals), min_size=1, max_size=4))
+@given(rows=st.lists(st.tuples(REALS, REALS), min_size=1, max_size=4))
 def test_terms_round_trip_property(rows):
     flat = tuple(v for row in rows for v in row)
     text = TERMS.write(flat)

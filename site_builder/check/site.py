@@ -547,13 +547,13 @@ def check_missing(site_dir: Path, prepared: Setup) -> list[Problem]:
 
 
 # Files the build itself writes besides the pages: MkDocs's error page and sitemap, and each language's search
-# index and sitemap (the Russian ones under ru/).
+# index (the Russian one under ru/).
 BUILT = frozenset(
     {
         "404.html",
         "sitemap.xml",
         "sitemap.xml.gz",
-        *(localized_path(name, lang) for lang in LANGUAGES for name in (SEARCH_INDEX, "sitemap.xml", "sitemap.xml.gz")),
+        *(localized_path(SEARCH_INDEX, lang) for lang in LANGUAGES),
     }
 )
 
@@ -581,8 +581,6 @@ def check_unexpected(site_dir: Path, prepared: Setup) -> list[Problem]:
     for p in prepared.fresh.pages:
         known |= {download_file(site_dir, p, name).relative_to(site_dir).as_posix() for name in p.downloads or {}}
     folders = copied_from(prepared)
-    # The theme's language switch reads a sitemap.xml beside each page: a copy of the site's own.
-    sitemaps = {posixpath.join(posixpath.dirname(page), "sitemap.xml") for page, _ in expected_pages(prepared)}
     problems: list[Problem] = []
     for folder, dirs, names in os.walk(site_dir):
         dirs.sort()
@@ -591,10 +589,7 @@ def check_unexpected(site_dir: Path, prepared: Setup) -> list[Problem]:
             relative = path.relative_to(site_dir).as_posix()
             if relative in known or not path.is_file():
                 continue  # a page, a download or a built file; what is no regular file is reported already
-            if relative in sitemaps:
-                source: Path | None = site_dir / "sitemap.xml"
-            else:
-                source = next((f / relative for f in folders if (f / relative).is_file()), None)
+            source = next((f / relative for f in folders if (f / relative).is_file()), None)
             if source is None:
                 problems.append(
                     Problem(
