@@ -88,6 +88,11 @@ class Citation:
     def href(self) -> str:
         return self.url or f"https://arxiv.org/abs/{self.arxiv}"
 
+    @property
+    def numbered_title(self) -> bool:
+        """A title with a digit in it ("… in 1 Hour") is shown as a verified fact, like the year."""
+        return any(ch.isdigit() for ch in self.title)
+
 
 @dataclass(frozen=True)
 class Literal:

@@ -77,6 +77,8 @@ def test_what_the_page_folder_declares_is_a_fact(slug, runs):
         assert facts["PAGE.chapter"] == p.chapter
     for c in p.citations:
         assert facts[f"CITE.{c.id}.year"] == c.year
+        # A title with a number in it ("The Llama 3 Herd of Models") is shown as a verified fact, like the year.
+        assert facts.get(f"CITE.{c.id}.title") == (c.title if any(ch.isdigit() for ch in c.title) else None)
     for lit in p.literals:
         assert facts[f"LIT.{lit.id}"] == lit.value
     assert p.title and p.url.endswith("/") and p.page_path == p.url + "index.md"

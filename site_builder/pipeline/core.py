@@ -132,6 +132,8 @@ def page_facts(page: Page) -> dict[str, Any]:
         out["PAGE.chapter"] = page.chapter
     for c in page.citations:
         out[f"CITE.{c.id}.year"] = c.year
+        if c.numbered_title:
+            out[f"CITE.{c.id}.title"] = c.title
         if c.arxiv:
             out[f"CITE.{c.id}.arxiv"] = c.arxiv
         if c.lecture is not None:

@@ -381,7 +381,8 @@ class PageTemplate:
     def cite(self, cid: str) -> Markup:
         c, book = self.page.citation(cid), self._book
         at = f"CITE.{c.id}"
-        parts = [f"{escape(c.authors)} ({book.html(at + '.year', 'count')}), <cite>{escape(c.title)}</cite>"]
+        title = book.html(at + ".title", "name") if c.numbered_title else escape(c.title)
+        parts = [f"{escape(c.authors)} ({book.html(at + '.year', 'count')}), <cite>{title}</cite>"]
         if c.lecture is not None:
             parts.append(f"lecture {book.html(at + '.lecture', 'count')}")
         if c.arxiv:
