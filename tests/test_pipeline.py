@@ -339,9 +339,15 @@ def test_an_interrupted_run_leaves_no_fixture_process_behind(tmp_path):
         # Ctrl-C, to the main thread that waits for the fixtures; SIGTERM in a build becomes the same interrupt.
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
-    threading.Thread(target=interrupt_when_running, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        Log().pipeline(project).run()
+    # A shell that starts a command in the background without job control starts it with SIGINT ignored, and
+    # Python keeps it so: Ctrl-C is put back for this test, as a reader's terminal gives it to a build.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_when_running, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            Log().pipeline(project).run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     with pytest.raises(ProcessLookupError):
         os.kill(int(started.read_text()), 0)
 
