@@ -600,7 +600,7 @@ def test_optimizer_agrees_with_jax_step_by_step(case: OptimizerCase) -> None:
 def _engine_ops() -> set[str]:
     """What the engine offers to compute with: ``Tensor``'s ops, the autograd and nn functions and layers that
     return tensors, and the optimizers. What is not an op (construction, inspection, backward) is left out."""
-    not_ops = {"__init__", "__repr__", "shape", "is_leaf", "parents", "numpy", "zero_grad", "backward"}
+    not_ops = {"__init__", "__repr__", "shape", "is_leaf", "parents", "numpy", "zero_grad", "backward", "gradient"}
     not_ops |= {"backward_with_seed", "leaves"}
     ops = {
         f"Tensor.{name}"
