@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from axe_audit import AuditInBackground, SiteAudit, audit_site
-from helpers import PROJECT, ROOT, BlasThreadDigests, SiteBuild, copy_project, docs_snapshot, mkdocs_env
+from helpers import PROJECT, ROOT, SiteBuild, TwoThreadDigests, copy_project, docs_snapshot, mkdocs_env
 
 
 @pytest.fixture(scope="session")
@@ -145,7 +145,7 @@ SLOW_FIXTURES = {
     "server",
     "shared_cache",
     "own_cache",
-    "blas_thread_digests",
+    "two_thread_digests",
     "site_audit",
 }
 
@@ -159,7 +159,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [i for i in items if not _uses(i, "site_audit")] + [i for i in items if _uses(i, "site_audit")]
 
 
-_DIGESTS: list[BlasThreadDigests] = []
+_DIGESTS: list[TwoThreadDigests] = []
 _AUDIT: list[AuditInBackground] = []
 
 
@@ -169,18 +169,18 @@ def _uses(item: pytest.Item, fixture: str) -> bool:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The pages whose tests compare their fixtures' bits with one and two BLAS threads are noted now; their fresh
-    interpreters run in the background (``blas_thread_digests``), after the accessibility audit if the session
+    two-thread interpreters run in the background (``two_thread_digests``), after the accessibility audit if the session
     runs one, so that they and the audit run while the tests before them do."""
     if session.config.option.collectonly:
         return
-    slugs = [item.path.parent.name for item in session.items if _uses(item, "blas_thread_digests")]
-    _DIGESTS.append(BlasThreadDigests(slugs))
+    slugs = [item.path.parent.name for item in session.items if _uses(item, "two_thread_digests")]
+    _DIGESTS.append(TwoThreadDigests(slugs))
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _background_work(request: pytest.FixtureRequest) -> Iterator[None]:
     """Once the first test starts: when the session has tests that read the accessibility audit, the site is
-    built and the audit starts on a thread of its own (then the BLAS-thread digests); otherwise the digests start."""
+    built and the audit starts on a thread of its own (then the two-thread digests); otherwise the digests start."""
     digests = _DIGESTS[0] if _DIGESTS else None
     if any(_uses(item, "site_audit") for item in request.session.items):
         site, url = request.getfixturevalue("built_site"), request.getfixturevalue("server")
@@ -196,11 +196,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
-def blas_thread_digests() -> BlasThreadDigests:
-    """The digests of a page's fixtures at full precision from two fresh interpreters, one with one BLAS thread and
-    one with two (see ``helpers.BlasThreadDigests``)."""
+def two_thread_digests() -> TwoThreadDigests:
+    """The digest of a page's fixtures at full precision from a fresh interpreter with two BLAS threads (see
+    ``helpers.TwoThreadDigests``), to hold against the digest of the session's run, whose interpreter had one."""
     if not _DIGESTS:
-        _DIGESTS.append(BlasThreadDigests([]))
+        _DIGESTS.append(TwoThreadDigests([]))
     return _DIGESTS[0]
 
 

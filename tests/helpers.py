@@ -140,45 +140,23 @@ def assert_curve_ends_are_seed_means(trace: Any, columns: tuple[str, ...]) -> No
         assert getattr(trace.curves[-1], name) == pytest.approx(mean, rel=1e-5), name
 
 
-# A fresh interpreter runs a page's fixtures and prints one SHA-256 over every value they produced at full
-# precision: the float64 bytes of each number of the trace (before it is rounded into text) and of the derived
-# values, with their names and the trace's words.
+# A fresh interpreter runs a page's fixtures and prints the runner's digest of every value they produced at full
+# precision (``site_builder.pipeline.runner.full_precision_digest``).
 _DIGEST_PROGRAM = """
-import dataclasses, hashlib, sys
-import numpy as np
+import sys
 sys.path.insert(0, "tests")
 from helpers import PROJECT, page
-
-def parts(value):
-    if dataclasses.is_dataclass(value):
-        for f in dataclasses.fields(value):
-            yield f.name.encode()
-            yield from parts(getattr(value, f.name))
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from parts(item)
-    elif isinstance(value, str):
-        yield value.encode()
-    else:
-        yield np.asarray(value, dtype=np.float64).tobytes()
+from site_builder.pipeline.runner import full_precision_digest
 
 run = PROJECT.module(page(sys.argv[1]), "fixtures").run()
-digest = hashlib.sha256()
-for part in parts(run.trace):
-    digest.update(part)
-for key in sorted(run.derived):
-    digest.update(key.encode())
-    for part in parts(run.derived[key]):
-        digest.update(part)
-print(digest.hexdigest())
+print(full_precision_digest(run.trace, dict(run.derived)))
 """
 
 
-def full_precision_digests(slug: str, *thread_counts: int) -> list[str]:
-    """The digest of a page's fixtures from one fresh interpreter per entry of ``thread_counts``, run side by side,
-    each with that many BLAS and OpenMP threads."""
-    processes = [_digest_process(slug, threads) for threads in thread_counts]
-    return [_digest_of(process) for process in processes]
+def two_thread_digest(slug: str) -> str:
+    """The digest of a page's fixtures from a fresh interpreter with two BLAS and OpenMP threads (the build's
+    fixture interpreters have one, and their runs carry the same digest: ``PageRun.digest``)."""
+    return _digest_of(_digest_process(slug, 2))
 
 
 def _digest_process(slug: str, threads: int) -> subprocess.Popen[str]:
@@ -200,18 +178,17 @@ def _digest_of(process: subprocess.Popen[str]) -> str:
     return out.strip()
 
 
-class BlasThreadDigests:
-    """For each page in ``slugs``, :func:`full_precision_digests` with one and with two BLAS threads, worked out on a
-    thread of its own once :meth:`start` is called, one fresh interpreter at a time, while the tests before them
-    run; :meth:`of` waits for a page's two digests."""
+class TwoThreadDigests:
+    """For each page in ``slugs``, :func:`two_thread_digest`, worked out on a thread of its own once :meth:`start`
+    is called, one fresh interpreter at a time, while the tests before them run; :meth:`of` waits for a page's."""
 
     def __init__(self, slugs: list[str]):
         self._slugs = list(dict.fromkeys(slugs))
         self._ready = {slug: threading.Event() for slug in self._slugs}
-        self._found: dict[str, list[str] | BaseException] = {}
+        self._found: dict[str, str | BaseException] = {}
         self._stopped = False
         self._running: subprocess.Popen[str] | None = None
-        self._thread = threading.Thread(target=self._work, name="blas-thread-digests", daemon=True)
+        self._thread = threading.Thread(target=self._work, name="two-thread-digests", daemon=True)
         self._start = threading.Lock()
         self._started = False
 
@@ -225,22 +202,19 @@ class BlasThreadDigests:
     def _work(self) -> None:
         for slug in self._slugs:
             try:
-                digests = []
-                for threads in (1, 2):
-                    if self._stopped:
-                        return
-                    self._running = _digest_process(slug, threads)
-                    digests.append(_digest_of(self._running))
-                self._found[slug] = digests
+                if self._stopped:
+                    return
+                self._running = _digest_process(slug, 2)
+                self._found[slug] = _digest_of(self._running)
             except BaseException as exc:  # handed to the test that asks for this page
                 self._found[slug] = exc
             finally:
                 self._ready[slug].set()
 
-    def of(self, slug: str) -> list[str]:
-        """The page's digests with one and with two BLAS threads (computed now for a page not asked for at the start)."""
+    def of(self, slug: str) -> str:
+        """The page's digest with two BLAS threads (computed now for a page not asked for at the start)."""
         if slug not in self._ready:
-            return full_precision_digests(slug, 1, 2)
+            return two_thread_digest(slug)
         self.start()
         self._ready[slug].wait()
         found = self._found[slug]

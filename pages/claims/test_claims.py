@@ -409,6 +409,6 @@ def test_a_second_run_with_other_claims_changed_reuses_the_trained_claims():
 
 
 @pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(blas_thread_digests):
-    one, two = blas_thread_digests.of("claims")
+def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(runs, two_thread_digests):
+    one, two = runs["claims"].digest, two_thread_digests.of("claims")
     assert one == two

@@ -23,15 +23,23 @@ from . import FIXTURE_ENVIRONMENT
 from .sources import Roots, distributions, fixture_sources
 
 KIND = "fixtures"
-CACHE_FORMAT = "site-builder fixture cache 3"
+CACHE_FORMAT = "site-builder fixture cache 4"
 
 
 @dataclass(frozen=True)
 class Entry:
+    """What a page's fixtures answered (see ``runner``): the trace and report texts, the derived values, the digest
+    of every value at full precision and the seconds the run took."""
+
     trace: str
     report: str | None
     derived: Mapping[str, Any]
+    digest: str
     seconds: float
+
+    @classmethod
+    def of(cls, answer: Mapping[str, Any]) -> Entry:
+        return cls(answer["trace"], answer["report"], answer["derived"], answer["digest"], answer["seconds"])
 
 
 def cache_key(page_folder: Path, pages_dir: Path, roots: Roots | None = None) -> str:
@@ -90,6 +98,7 @@ def _entry(data: Any) -> Entry:
         trace=str(data["trace"]),
         report=None if data["report"] is None else str(data["report"]),
         derived=dict(data["derived"]),
+        digest=str(data["digest"]),
         seconds=float(data["seconds"]),
     )
 

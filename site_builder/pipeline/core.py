@@ -46,6 +46,7 @@ class PageRun:
     site_facts: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # every page's metadata
     cached: bool = False
     seconds: float = 0.0
+    digest: str = ""  # the runner's full_precision_digest of what run() returned, before any rounding
 
     @cached_property
     def facts(self) -> dict[str, Any]:
@@ -229,9 +230,7 @@ class Pipeline:
             entry = cache.load(self.store, p.slug, keys[p.slug]) if use_cache else None
             if entry is not None:
                 try:
-                    runs[p.slug] = self._page_run(
-                        p, entry.trace, entry.report, entry.derived, shared, True, entry.seconds
-                    )
+                    runs[p.slug] = self._page_run(p, entry, shared, cached=True)
                     continue
                 except (TraceParseError, FixtureRunError) as exc:
                     self.store.damaged(
@@ -250,11 +249,9 @@ class Pipeline:
             answers, failures = self._fresh_answers(missing, keep_going, expected)
             failed.update(failures)
             for p, answer in answers:
-                data = answer.data
+                fresh = cache.Entry.of(answer.data)
                 try:
-                    run = self._page_run(
-                        p, data["trace"], data["report"], data["derived"], shared, False, data["seconds"]
-                    )
+                    run = self._page_run(p, fresh, shared, cached=False)
                 except SiteBuilderError as exc:
                     if not keep_going:
                         raise
@@ -262,12 +259,7 @@ class Pipeline:
                     continue
                 runs[p.slug] = run
                 if use_cache:
-                    cache.store_entry(
-                        self.store,
-                        p.slug,
-                        keys[p.slug],
-                        cache.Entry(run.trace_text, run.report_text, data["derived"], data["seconds"]),
-                    )
+                    cache.store_entry(self.store, p.slug, keys[p.slug], fresh)
             ran = sum(1 for p in missing if p.slug in runs)
             self.progress(
                 f"fixtures: {ran} of {len(pages)} pages ran, {len(pages) - len(missing)} cached"
@@ -299,18 +291,10 @@ class Pipeline:
     def run_page(self, slug: str, *, use_cache: bool = True) -> PageRun:
         return self.run([self.project.page(slug)], use_cache=use_cache)[0]
 
-    def _page_run(
-        self,
-        page: Page,
-        trace_text: str,
-        report: str | None,
-        derived: Mapping[str, Any],
-        shared: Mapping[str, Any],
-        cached: bool,
-        seconds: float,
-    ) -> PageRun:
+    def _page_run(self, page: Page, entry: cache.Entry, shared: Mapping[str, Any], *, cached: bool) -> PageRun:
         """The typed trace read back from its text, the report checked against its declared keys."""
         project = self.project
+        trace_text, report = entry.trace, entry.report
         trace_module = page_code(page, "importing trace.py", lambda: project.module(page, "trace"))
         layout = layout_of(trace_module.Trace)
         trace = layout.parse(trace_text, f"{project.display(page.folder)} (fresh trace)")
@@ -320,7 +304,9 @@ class Pipeline:
         figures = None
         if project.has_module(page, "figures"):
             figures = page_code(page, "importing figures.py", lambda: project.module(page, "figures"))
-        return PageRun(page, trace_text, report, trace, dict(derived), figures, shared, cached, seconds)
+        return PageRun(
+            page, trace_text, report, trace, dict(entry.derived), figures, shared, cached, entry.seconds, entry.digest
+        )
 
     def _run_fresh(self, pages: list[Page], expected: Mapping[str, float] | None = None) -> list[tuple[Page, _Answer]]:
         """Run ``pages`` in up to ``jobs`` fresh interpreters; the answers in the order of ``pages``.

@@ -7,17 +7,22 @@ Each page's answer is written to standard output as one JSON line as soon as
 that page finishes, so the build can report progress; anything the fixtures
 print goes to standard error instead. An answer is either::
 
-    {"slug": ..., "ok": true, "trace": TEXT, "report": TEXT or null, "derived": {...}, "seconds": S}
+    {"slug": ..., "ok": true, "trace": TEXT, "report": TEXT or null, "derived": {...}, "digest": HEX, "seconds": S}
     {"slug": ..., "ok": false, "message": ..., "file": ..., "line": ...}
 
 The trace text is written here, by the page's declared format, so NaN and
 infinities are refused with the field's key; derived values must be finite
-numbers, booleans, strings or tuples of them. A failure names the innermost
-frame of the page's own code (or of our engine) with its file and line.
+numbers, booleans, strings or tuples of them. The digest is
+:func:`full_precision_digest` of what ``run()`` returned, before any rounding,
+so that two interpreters can be shown to compute the same bits. A failure
+names the innermost frame of the page's own code (or of our engine) with its
+file and line.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -55,6 +60,34 @@ def plain(key: str, value: Any) -> Any:
     if isinstance(value, (tuple, list)):
         return [plain(f"{key}[{i}]", v) for i, v in enumerate(value)]
     raise _Unpublishable(f"derived value {key} is a {type(value).__name__}; give numbers, booleans, strings or tuples")
+
+
+def full_precision_digest(trace: Any, derived: Any) -> str:
+    """SHA-256 of a run's trace (a dataclass, field by field) and derived values (by sorted key), every number as
+    the bytes of its float64: equal digests mean the same bits, not the same printed digits."""
+    import numpy as np  # here, not at the top: the build imports this module before it pins NumPy's code paths
+
+    def parts(value: Any) -> Any:
+        if dataclasses.is_dataclass(value):
+            for f in dataclasses.fields(value):
+                yield f.name.encode()
+                yield from parts(getattr(value, f.name))
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                yield from parts(item)
+        elif isinstance(value, str):
+            yield value.encode()
+        else:
+            yield np.asarray(value, dtype=np.float64).tobytes()
+
+    digest = hashlib.sha256()
+    for part in parts(trace):
+        digest.update(part)
+    for key in sorted(derived):
+        digest.update(str(key).encode())
+        for part in parts(derived[key]):
+            digest.update(part)
+    return digest.hexdigest()
 
 
 def innermost_own_frame(exc: BaseException) -> tuple[str | None, int | None]:
@@ -100,6 +133,7 @@ def answer(project: Project, slug: str) -> dict[str, Any]:
             "trace": trace_text,
             "report": report,
             "derived": derived,
+            "digest": full_precision_digest(result.trace, dict(result.derived)),
             "seconds": time.perf_counter() - started,
         }
     except Exception as exc:  # noqa: BLE001 - every failure becomes a message naming its file and line
