@@ -1,27 +1,15 @@
-"""One-digit tamperings of a built page, and a second process that checks half of them.
-
-Changing each number of each shown value by one digit, one at a time, and checking the whole page after each
-change is the heaviest proof of the suite (about a thousand checks on the pre-norm page). The cases are split by
-position between this process and a second one that made its own checker set-up from the session's fixture
-results, so both cores prove them; every case is still checked by the whole checker, alone on its page.
-"""
+"""One-digit tamperings of a built page: every number of every shown value changed, and named by the checker."""
 
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
-import shutil
-import tempfile
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from pathlib import Path
-from types import TracebackType
 
 from lxml import etree
 
-from helpers import PROJECT, page
+from helpers import page
 from site_builder import check
-from site_builder.check import check_tree, parse_html
+from site_builder.check import check_tree
 from site_builder.numerals import NUMBER_RE
 
 CHAPTER = page("ch24").html_path
@@ -61,13 +49,30 @@ def innermost_key(node: etree._Element, slot: str) -> str:
     raise AssertionError("text outside any data-trace element")
 
 
-def tamper_each_number(root: etree._Element, elements: list[etree._Element]) -> Iterator[tuple[str, str, str]]:
-    """Change the last digit of each number inside ``elements``, one at a time (restored after each yield).
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """The last digit of one number in one text node, bumped: where it is, the key that owns it, its value."""
 
-    Yields (where, owning key, tampered text) while the tree holds the change.
-    """
+    node: etree._Element
+    slot: str  # "text" or "tail"
+    original: str
+    changed: str
+    where: str
+    key: str  # the innermost data-trace key over the text
+    value: int  # which of the elements it was found in
+
+    def apply(self) -> None:
+        setattr(self.node, self.slot, self.changed)
+
+    def undo(self) -> None:
+        setattr(self.node, self.slot, self.original)
+
+
+def one_digit_changes(elements: list[etree._Element]) -> list[Change]:
+    """One change per number inside ``elements`` (its last digit bumped), none of them applied."""
     seen: set[tuple[int, str]] = set()
-    for el in elements:
+    out = []
+    for value, el in enumerate(elements):
         for node, slot in text_slots(el):
             if (id(node), slot) in seen:
                 continue  # nested data-trace elements share text nodes
@@ -76,72 +81,61 @@ def tamper_each_number(root: etree._Element, elements: list[etree._Element]) -> 
             for m in NUMBER_RE.finditer(original):
                 end = m.end()
                 changed = original[: end - 1] + bump(original[end - 1]) + original[end:]
-                setattr(node, slot, changed)
-                try:
-                    yield f"{m.group()!r} in {original!r}", innermost_key(node, slot), changed
-                finally:
-                    setattr(node, slot, original)
+                where = f"{m.group()!r} in {original!r}"
+                out.append(Change(node, slot, original, changed, where, innermost_key(node, slot), value))
+    return out
+
+
+def tamper_each_number(elements: list[etree._Element]) -> Iterator[Change]:
+    """Each of :func:`one_digit_changes`, applied one at a time while the caller looks (undone after each yield)."""
+    for change in one_digit_changes(elements):
+        change.apply()
+        try:
+            yield change
+        finally:
+            change.undo()
 
 
 @dataclasses.dataclass(frozen=True)
 class Tamperings:
     values: int  # the page's outermost shown values
-    cases: int  # the one-digit changes this part checked
+    cases: int  # the one-digit changes checked
+    checks: int  # the checks of the whole page they took
     missed: list[str]  # those the checker did not name with their key
 
 
-def one_digit_tamperings(
-    prepared: check.Setup, root: etree._Element, page_path: str, part: int = 0, parts: int = 1
-) -> Tamperings:
-    """Every ``parts``-th one-digit change of the page's shown values, from the ``part``-th, each checked alone."""
+def one_digit_tamperings(prepared: check.Setup, root: etree._Element, page_path: str) -> Tamperings:
+    """Every one-digit change of the page's shown values, each named by the whole checker with its key.
+
+    The changes are checked in rounds, each holding at most one change per shown value and per key, so that
+    every change is the only wrong thing its key could be named for: a round's page has one wrong number in many
+    values, and each must be named. A page with a thousand numbers takes as many rounds as its longest value has
+    numbers, not a thousand checks."""
     values = [el for el in root.iter() if isinstance(el.tag, str) and el.get("data-trace") is not None]
     outermost = [el for el in values if not any(a.get("data-trace") is not None for a in el.iterancestors())]
-    cases, missed = 0, []
-    for index, (where, key, _) in enumerate(tamper_each_number(root, outermost)):
-        if index % parts != part:
-            continue
-        cases += 1
-        found = problems(prepared, root, page_path)
-        if not any(f"[data-trace={key}]" in line and "expected" in line for line in found):
-            missed.append(f"{where} (key {key}): {found[:2]}")
-    return Tamperings(len(outermost), cases, missed)
-
-
-_PREPARED: list[check.Setup] = []
-
-
-def _prepare(results_cache: str) -> None:
-    """The second process's checker set-up, as the ``prepared`` fixture makes it: each page's run read from a
-    copy of the session's fixture results (so nothing runs again, and the session's copy is not written)."""
-    from site_builder.check.fresh import fresh_from
-    from site_builder.pipeline import Pipeline
-
-    cache = Path(tempfile.mkdtemp(prefix="tamper-")) / "cache"
-    for kind in ("fixtures", "imports"):
-        shutil.copytree(Path(results_cache) / kind, cache / kind)
-    runs = {run.page.slug: run for run in Pipeline(dataclasses.replace(PROJECT, cache_dir=cache)).run()}
-    pages = PROJECT.pages()
-    _PREPARED.append(check.setup(PROJECT, fresh=fresh_from(PROJECT, pages, [runs[p.slug] for p in pages])))
-    shutil.rmtree(cache.parent)
-
-
-def _tamperings(page_file: str, page_path: str, part: int, parts: int) -> Tamperings:
-    return one_digit_tamperings(_PREPARED[0], parse_html(Path(page_file).read_bytes()), page_path, part, parts)
-
-
-class SecondChecker:
-    """A started process (spawned, so no thread of this one is copied into it) that checks tamperings."""
-
-    def __init__(self, results_cache: Path) -> None:
-        self._pool = ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_prepare, initargs=(str(results_cache),)
-        )
-
-    def one_digit_tamperings(self, page_file: Path, page_path: str, part: int, parts: int) -> Future[Tamperings]:
-        return self._pool.submit(_tamperings, str(page_file), page_path, part, parts)
-
-    def __enter__(self) -> SecondChecker:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        self._pool.shutdown(cancel_futures=True)
+    changes = one_digit_changes(outermost)
+    rounds: list[list[Change]] = []
+    taken: list[set[object]] = []  # the values and keys each round changes
+    for change in changes:
+        marks = {("value", change.value), ("key", change.key)}
+        i = next((i for i, t in enumerate(taken) if not marks & t), len(rounds))
+        if i == len(rounds):
+            rounds.append([])
+            taken.append(set())
+        rounds[i].append(change)
+        taken[i] |= marks
+    missed = []
+    for batch in rounds:
+        for change in batch:
+            change.apply()
+        try:
+            found = problems(prepared, root, page_path)
+        finally:
+            for change in batch:
+                change.undo()
+        for change in batch:
+            if not any(f"[data-trace={change.key}]" in line and "expected" in line for line in found):
+                missed.append(
+                    f"{change.where} (key {change.key}): {[line for line in found if change.key in line][:2]}"
+                )
+    return Tamperings(len(outermost), len(changes), len(rounds), missed)
