@@ -92,19 +92,22 @@ def fixture_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """Every page's run through the pipeline, as the build and the checker see them: the session's one fresh run of
-    every page's fixtures, read through this repository's pipeline. When the session builds sites, that run is the
-    build from nothing of ``fixture_results``; otherwise (``make test-fast``) the pipeline runs them alone, fresh, in
-    processes of their own, into a cache of the session's, and builds no site."""
+    """Every page's run through the pipeline, as the build and the checker see them, read through this repository's
+    pipeline. When the session builds sites, every page's fixtures ran fresh this session, in the build from nothing
+    of ``fixture_results``. Otherwise (``make test-fast``) no site is built: the pipeline reads the results in this
+    repository's cache that are current (an entry is named by the sources, interpreter and NumPy that made it, as
+    for a build) and runs the other pages' fixtures in processes of their own."""
     import dataclasses
 
     from site_builder.pipeline import Pipeline
 
     cache = tmp_path_factory.mktemp("runs") / "cache"
+    results = ROOT / ".cache"
     if any(_uses(item, "fixture_results") for item in request.session.items):
-        results = request.getfixturevalue("fixture_results")
-        for kind in ("fixtures", "imports"):
-            shutil.copytree(results / ".cache" / kind, cache / kind)
+        results = request.getfixturevalue("fixture_results") / ".cache"
+    for kind in ("fixtures", "imports"):
+        if (results / kind).is_dir():
+            shutil.copytree(results / kind, cache / kind)
     read = Pipeline(dataclasses.replace(PROJECT, cache_dir=cache)).run()
     _join_repository_cache(cache)
     return {run.page.slug: run for run in read}
