@@ -138,6 +138,28 @@ def prepared(fresh_pages):
     return check.setup(PROJECT, fresh=fresh_pages)
 
 
+@pytest.fixture(scope="session")
+def clean_verdicts(built_site: Path, fresh_pages, tmp_path_factory: pytest.TempPathFactory):
+    """A maker of the verdicts of one check of the untouched ``built_site``, every document found clean: a test that
+    checks a copy with something changed passes them, so that, as in ``site-builder check``, the copy's unchanged
+    documents are not read again and the changed ones are (the verdicts' keys are each document's bytes and inputs)."""
+    from site_builder import check
+    from site_builder.cache import Store
+
+    folder = tmp_path_factory.mktemp("verdicts")
+
+    def no_warning(message: str) -> None:
+        raise AssertionError(f"the session's verdicts: {message}")
+
+    def verdicts() -> check.Verdicts:
+        return check.Verdicts(Store(folder, no_warning))
+
+    first = verdicts()
+    result = check.check_site(built_site, check.setup(PROJECT, fresh=fresh_pages), first)
+    assert result.ok and first.stored > 0, result.render()
+    return verdicts
+
+
 SLOW_FIXTURES = {
     "fixture_results",  # a build of the whole site from nothing
     "site_build",
@@ -150,6 +172,7 @@ SLOW_FIXTURES = {
     "own_cache",
     "two_thread_digests",
     "site_audit",
+    "clean_verdicts",
 }
 
 

@@ -149,10 +149,10 @@ def test_the_theme_and_site_style_sheets_are_not_refused(built_site):
         assert css_refused(sheet.read_text(encoding="utf-8")) == [], sheet
 
 
-def test_a_site_style_sheet_that_writes_a_counter_is_refused(prepared, site_copy):
+def test_a_site_style_sheet_that_writes_a_counter_is_refused(prepared, site_copy, clean_verdicts):
     sheet = site_copy / "stylesheets" / "site.css"
     sheet.write_text(sheet.read_text(encoding="utf-8") + "\nh2::before{content:counter(h)}\n", encoding="utf-8")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert found == [
         "stylesheets/site.css: file: expected the bytes of docs/stylesheets/site.css, found bytes that differ",
         "stylesheets/site.css: style sheet: expected a style that writes only what the check reads, "
@@ -161,7 +161,7 @@ def test_a_site_style_sheet_that_writes_a_counter_is_refused(prepared, site_copy
 
 
 @pytest.mark.parametrize("name", ["extra.CSS", "fig.SVG", "notes.txt", "page.htm"])
-def test_files_are_judged_by_content_not_by_suffix(prepared, site_copy, name):
+def test_files_are_judged_by_content_not_by_suffix(prepared, site_copy, name, clean_verdicts):
     if name.endswith("CSS"):
         text = 'p::before{content:"42"}'
     elif name.endswith(".SVG"):
@@ -169,7 +169,7 @@ def test_files_are_judged_by_content_not_by_suffix(prepared, site_copy, name):
     else:
         text = "<!doctype html><html><body><p>depth 42</p></body></html>"
     (site_copy / name).write_text(text, encoding="utf-8")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert any(line.startswith(f"{name}: ") and "'42'" in line for line in found), found
 
 
@@ -181,19 +181,19 @@ def test_files_are_judged_by_content_not_by_suffix(prepared, site_copy, name):
         ("ru/extra.js", b"document.title = 'depth 42';"),
     ],
 )
-def test_a_file_no_build_step_writes_is_a_problem(prepared, site_copy, name, data):
+def test_a_file_no_build_step_writes_is_a_problem(prepared, site_copy, name, data, clean_verdicts):
     (site_copy / name).write_bytes(data)
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert found == [
         f"{name}: file: expected a file the build writes (a page, a download or a copied file), "
         "found a file no build step writes"
     ]
 
 
-def test_a_copied_theme_file_whose_bytes_changed_is_a_problem(prepared, site_copy):
+def test_a_copied_theme_file_whose_bytes_changed_is_a_problem(prepared, site_copy, clean_verdicts):
     icon = site_copy / "assets" / "images" / "favicon.png"
     icon.write_bytes(icon.read_bytes() + b"\x00")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert len(found) == 1 and found[0].startswith("assets/images/favicon.png: file: expected the bytes of ")
     assert found[0].endswith("material/templates/assets/images/favicon.png, found bytes that differ")
 

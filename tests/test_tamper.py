@@ -252,13 +252,13 @@ def test_a_hand_edited_number_in_a_code_excerpt_is_caught(prepared, built_site):
 # -- files: the home page, pages, downloads, goldens ------------------------------------------------
 
 
-def test_an_orphan_number_on_the_hand_written_home_page_is_caught(prepared, site_copy):
+def test_an_orphan_number_on_the_hand_written_home_page_is_caught(prepared, site_copy, clean_verdicts):
     home = site_copy / "index.html"
     text = home.read_text(encoding="utf-8")
     marker = "</article>"
     assert text.count(marker) == 1
     home.write_text(text.replace(marker, "<p>It keeps 31.6% of the gradient.</p>" + marker), encoding="utf-8")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert len(found) == 1
     assert found[0].startswith("index.html: p ")
     assert found[0].endswith(
@@ -273,12 +273,12 @@ def built_pages(prepared: check.Setup) -> list[str]:
     return [built for built, _ in expected_pages(prepared)]
 
 
-def test_every_page_deleted_is_caught(prepared, site_copy):
+def test_every_page_deleted_is_caught(prepared, site_copy, clean_verdicts):
     pages = built_pages(prepared)
     assert CHAPTER in pages and "index.html" in pages
     for built in pages:
         (site_copy / built).unlink()
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     for built in pages:  # each named on a line of its own
         assert any(
             line.startswith(f"{built}: page: expected the built page of ") and line.endswith("found no file")
@@ -295,20 +295,20 @@ def downloads() -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize(("path", "slug", "kind"), downloads())
-def test_a_tampered_download_is_caught(prepared, site_copy, path, slug, kind):
+def test_a_tampered_download_is_caught(prepared, site_copy, path, slug, kind, clean_verdicts):
     file = site_copy / path
     data = file.read_bytes()
     position = next(i for i, b in enumerate(data) if chr(b).isdigit())
     file.write_bytes(data[:position] + bump(chr(data[position])).encode() + data[position + 1 :])
-    found = check_site(site_copy, prepared).problems
+    found = check_site(site_copy, prepared, clean_verdicts()).problems
     assert [p.page for p in found] == [path]
     assert found[0].element == "download" and found[0].detail  # with a diff
 
 
-def test_a_missing_download_is_caught(prepared, site_copy):
+def test_a_missing_download_is_caught(prepared, site_copy, clean_verdicts):
     path, _, _ = downloads()[0]
     (site_copy / path).unlink()
-    assert [p.line() for p in check_site(site_copy, prepared).problems] == [
+    assert [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems] == [
         f"{path}: download: expected the published trace (the golden file's bytes), found no file"
     ]
 
@@ -328,7 +328,7 @@ def test_a_tampered_golden_file_is_caught_with_its_diff_and_command(prepared, bu
     assert "+GRADCHECK input-checks=2 weight-checks=4 tolerance=0.000002 passed=true" in found[0].detail
 
 
-def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, site_copy):
+def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, site_copy, clean_verdicts):
     drawing = site_copy / CHAPTER.rsplit("/", 1)[0] / "extra.svg"
     drawing.write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" id="extra">'
@@ -336,7 +336,7 @@ def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, 
         "<text>after 2 steps</text></g></svg>\n",
         encoding="utf-8",
     )
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert found == [
         # No build step writes it: the check says so, and still reads what it shows.
         f"{drawing.relative_to(site_copy).as_posix()}: file: expected a file the build writes (a page, a download or "
@@ -351,14 +351,14 @@ def test_a_standalone_drawing_in_the_site_is_read_with_its_page_facts(prepared, 
     ]
 
 
-def test_a_download_no_longer_linked_from_its_page_is_caught(prepared, site_copy):
+def test_a_download_no_longer_linked_from_its_page_is_caught(prepared, site_copy, clean_verdicts):
     path, _, kind = downloads()[0]
     name = path.rsplit("/", 1)[1]
     chapter = site_copy / CHAPTER
     text = chapter.read_text(encoding="utf-8")
     assert f'href="{name}"' in text
     chapter.write_text(text.replace(f'href="{name}"', 'href="#"'), encoding="utf-8")
-    assert [p.line() for p in check_site(site_copy, prepared).problems] == [
+    assert [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems] == [
         f"{CHAPTER}: a[href={name}]: expected a link to the {kind} download, found none"
     ]
 
@@ -426,7 +426,7 @@ def test_a_swapped_series_label_or_a_foreign_chart_is_caught(prepared, built_sit
 # -- files the checker must not trust -------------------------------------------------------------
 
 
-def test_special_files_garbage_and_control_characters_are_one_line_each(prepared, site_copy):
+def test_special_files_garbage_and_control_characters_are_one_line_each(prepared, site_copy, clean_verdicts):
     import os
 
     os.mkfifo(site_copy / "junk.html")  # reading it would block the check forever
@@ -440,7 +440,7 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
         "<text>&n;</text></svg>",
         encoding="utf-8",
     )
-    result = check_site(site_copy, prepared)
+    result = check_site(site_copy, prepared, clean_verdicts())
     text = result.render()
     lines = text.splitlines()
     assert "junk.html: file: expected a regular file, found a named pipe (FIFO) (skipped)" in lines
@@ -465,12 +465,12 @@ def test_special_files_garbage_and_control_characters_are_one_line_each(prepared
     assert len(result.problems) == 1 + 1 + 1 + 3 + 500 + 2 + added  # the escape sequences hold 0 and 2 besides the 42
 
 
-def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
+def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy, clean_verdicts):
     css = site_copy / "stylesheets" / "site.css"
     css.write_text(
         css.read_text(encoding="utf-8") + '\n.md-typeset h1::after { content: " (99.9 percent)" }\n', encoding="utf-8"
     )
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert len(found) == 2 and found[0].startswith("stylesheets/site.css: content:") and "'99.9'" in found[0], found
     assert (
         found[1]
@@ -478,7 +478,7 @@ def test_a_style_sheet_that_writes_a_number_is_caught(prepared, site_copy):
     )
 
 
-def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):
+def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy, clean_verdicts):
     path, _, _ = downloads()[0]
     huge = "9" * 3_000_000
     (site_copy / path).write_text(f"TRACE {huge}\n", encoding="utf-8")
@@ -486,12 +486,12 @@ def test_a_huge_value_is_shown_cut_with_its_length(prepared, site_copy):
     chapter.write_text(
         chapter.read_text(encoding="utf-8").replace("</article>", f"<p>{huge}</p></article>"), encoding="utf-8"
     )
-    text = check_site(site_copy, prepared).render()
+    text = check_site(site_copy, prepared, clean_verdicts()).render()
     assert len(text) < 20_000
     assert "…[3000000 characters]…" in text and "…[3000007 characters]…" in text  # "+TRACE " and the value, in the diff
 
 
-def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy):
+def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy, clean_verdicts):
     import json
 
     index = site_copy / "search" / "search_index.json"
@@ -499,12 +499,12 @@ def test_a_number_only_the_search_index_shows_is_caught(prepared, site_copy):
     chapter = next(i for i, d in enumerate(data["docs"]) if d["location"] == "chapter-24/")
     data["docs"][chapter]["text"] += "<p>Accuracy 99.9 percent.</p>"
     index.write_text(json.dumps(data), encoding="utf-8")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert len(found) == 1, found
     assert found[0].startswith(
         f"search/search_index.json: docs[{chapter}] (chapter-24/): expected a number {CHAPTER} shows"
     )
     assert "'99.9'" in found[0]
     index.write_text("{not json", encoding="utf-8")
-    found = [p.line() for p in check_site(site_copy, prepared).problems]
+    found = [p.line() for p in check_site(site_copy, prepared, clean_verdicts()).problems]
     assert len(found) == 1 and "expected a search index" in found[0], found
