@@ -1072,3 +1072,36 @@ def test_every_page_links_the_notation_of_its_language_right_under_its_title(bui
     folder = posixpath.dirname(twin.html_path)
     resolved = [posixpath.normpath(posixpath.join(folder, href, "index.html")) for href in hrefs]
     assert target in resolved, f"{twin.html_path}: the notation note links {hrefs}, not {target}"
+
+
+# A generator's seed, not the gradient a backward pass is seeded with ("Seed it with the upstream gradient").
+SEED_WORD = {
+    "en": re.compile(r"\bseeds\b|\b(?:a|one|the|each|every|same|its|with|from)\s+seeds?\b", re.IGNORECASE),
+    "ru": re.compile(r"\bсид(?:а|у|ом|е|ы|ов|ам|ами|ах)?\b"),
+}
+
+
+def test_a_page_that_speaks_of_seeds_links_the_notations_seed_where_it_first_does(built_site):
+    """A seed is defined once, on the notation page; every other page links that definition from the first
+    paragraph, list item or caption of its article that uses the word."""
+    speaking = set()
+    for p in PAGES:
+        if p.slug == "notation":
+            continue
+        for lang in p.languages:
+            twin = p.twin(lang)
+            tree = lxml_html.fromstring((built_site / twin.html_path).read_bytes())
+            blocks = tree.xpath("//article//*[self::p or self::li or self::figcaption or self::td or self::summary]")
+            first = next((b for b in blocks if SEED_WORD[lang].search(b.text_content())), None)
+            if first is None:
+                continue
+            speaking.add(p.slug)
+            folder = posixpath.dirname(twin.html_path)
+            target = page("notation").twin(lang).html_path
+            links = [
+                posixpath.normpath(posixpath.join(folder, href.removesuffix("#seeds"), "index.html"))
+                for href in (a.get("href") or "" for a in first.xpath(".//a"))
+                if href.endswith("#seeds")
+            ]
+            assert target in links, f"{twin.html_path}: {first.text_content()[:120]!r} does not link {target}#seeds"
+    assert {"blocks", "claims", "degradation", "init_schemes", "prenorm", "skip_patterns"} <= speaking, speaking

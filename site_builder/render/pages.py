@@ -65,7 +65,11 @@ TEMPLATE_GLOBALS: dict[str, tuple[str, str]] = {
     ),
     "cite": ("cite(id)", "a citation declared in page.toml, linked, its year and ids verified"),
     "literal": ("literal(id, fmt='count')", "a literal number declared in page.toml"),
-    "href": ("href(slug, anchor='')", "a link target to another generated page"),
+    "href": (
+        "href(slug, anchor='')",
+        "a link target to another generated page, for a Markdown link (MkDocs checks it)",
+    ),
+    "url": ("url(slug, anchor='')", "the same page's address as the built site serves it, for a link in raw HTML"),
     "title_of": ("title_of(slug)", "another generated page's title"),
     "has_page": ("has_page(slug)", "whether a page folder of that slug exists (to link to it once it does)"),
     "page": ("page", "this page's `Page` (`page.slug`, `page.title`, `page.chapter`, …; `site_builder/project.py`)"),
@@ -396,6 +400,13 @@ class PageTemplate:
     def href(self, slug: str, anchor: str = "") -> str:
         target = posixpath.relpath(self._renderer.page_of(slug, self.page.lang).page_path, self._source_folder)
         return target + (f"#{anchor}" if anchor else "")
+
+    def url(self, slug: str, anchor: str = "") -> str:
+        target = self._renderer.page_of(slug, self.page.lang).page_path
+        if posixpath.basename(target) != "index.md":
+            raise ValueError(f"url({slug!r}): {target} is not served as a folder; link it with href() in Markdown")
+        folder = posixpath.relpath(posixpath.dirname(target) or ".", self._source_folder)
+        return ("./" if folder == "." else folder + "/") + (f"#{anchor}" if anchor else "")
 
     def title_of(self, slug: str) -> str:
         return self._renderer.page_of(slug, self.page.lang).title
