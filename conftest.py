@@ -199,7 +199,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     runs one, so that they and the audit run while the tests before them do."""
     if session.config.option.collectonly:
         return
-    slugs = [item.path.parent.name for item in session.items if _uses(item, "two_thread_digests")]
+    slugs = [item.callspec.params["slug"] for item in session.items if _uses(item, "two_thread_digests")]
     _DIGESTS.append(TwoThreadDigests(slugs))
 
 

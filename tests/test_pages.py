@@ -34,6 +34,14 @@ def test_golden_report_equals_a_fresh_run_and_parses(slug, runs):
     assert list(keys) == list(PROJECT.module(page(slug), "report").REPORT.keys)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", SLUGS)
+def test_two_fresh_processes_compute_the_same_bits_with_one_or_two_blas_threads(slug, runs, two_thread_digests):
+    # The page's run came from a fixture interpreter with one BLAS thread, as every build's does; the digest covers
+    # every value at full precision, before it was rounded into the trace's text.
+    assert runs[slug].digest == two_thread_digests.of(slug)
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_round_trips(slug, runs):
     text, lay = golden(slug), layout(slug)

@@ -202,13 +202,6 @@ def test_page_specific_rejections(text, line, column, words):
     assert_rejects(parse, text, line, column, words, source="blocks")
 
 
-# ------------------------------------------------------------------ determinism
-@pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(runs, two_thread_digests):
-    one, two = runs["blocks"].digest, two_thread_digests.of("blocks")
-    assert one == two
-
-
 def test_the_averaged_accuracy_with_a_block_deleted_is_each_seeds_mean_over_the_blocks():
     """The fixture averages each model's accuracy over the deleted blocks before it measures over the seeds."""
     data = C.task.dataset()

@@ -406,9 +406,3 @@ def test_a_nan_in_the_trained_claims_constants_stops_the_page():
 def test_a_second_run_with_other_claims_changed_reuses_the_trained_claims():
     first = fx.trained_claims(C.trained)
     assert fx.trained_claims(dataclasses.replace(C, claimed_gap=48).trained) is first
-
-
-@pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(runs, two_thread_digests):
-    one, two = runs["claims"].digest, two_thread_digests.of("claims")
-    assert one == two

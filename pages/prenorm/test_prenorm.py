@@ -212,9 +212,3 @@ CASES = [
 @rejections(CASES)
 def test_page_specific_rejections(text, line, column, words):
     assert_rejects(parse, text, line, column, words, source="prenorm")
-
-
-@pytest.mark.slow
-def test_two_fresh_processes_train_to_the_same_bits_with_one_or_two_blas_threads(runs, two_thread_digests):
-    one, two = runs["prenorm"].digest, two_thread_digests.of("prenorm")
-    assert one == two
