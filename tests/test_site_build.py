@@ -771,7 +771,7 @@ def test_regions_name_what_is_wrong(tmp_path):
 
 
 def test_two_cold_builds_are_byte_identical(fixture_results, tmp_path):
-    """Same commit, another day, time zone and language: identical pages, diagrams, downloads, sitemap and gzipped
+    """Same commit, another day, time zone and LANG setting: identical pages, diagrams, downloads, sitemap and gzipped
     sitemap. The first build is the session's build from nothing (``fixture_results``); the second starts with
     only the fixture results (every page rendered and drawn again), its clock at November 2023 (a gzip file can
     carry the day it was written)."""
