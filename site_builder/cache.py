@@ -30,6 +30,8 @@ The kinds, each owned by one module (ARCHITECTURE.md measures what each saves):
     compiled Jinja templates, ours and the theme's (:mod:`site_builder.render.templating`);
 ``scan``
     a built page found free of numbers without provenance (:mod:`site_builder.scan`);
+``shown``
+    a built page found to show exactly the values of its golden list (:mod:`site_builder.shown`);
 ``check``
     a document ``site-builder check`` found clean (:mod:`site_builder.check.verdicts`).
 """
@@ -59,6 +61,7 @@ NAMES = {
     "diagrams": "diagram cache",
     "templates": "compiled-template cache",
     "scan": "number-scan cache",
+    "shown": "shown-values cache",
     "check": "check cache",
 }
 

@@ -64,7 +64,7 @@ from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
 
 if TYPE_CHECKING:
-    from .shown import Collected, ShownLists
+    from .scan import Collected, ShownLists
 
 NAME = logs.NAME
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -146,7 +146,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
 
     def on_pre_build(self, config: MkDocsConfig) -> None:
         """Every generated page, from the cache or run and rendered (see :mod:`site_builder.build`)."""
-        from .shown import ShownLists
+        from .scan import ShownLists
 
         assert self.project is not None
         project = self.project
@@ -165,7 +165,9 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
             logs.serve_error(f"{error} (the page shows this error)")
         self.scan = NumberScan.of_build(project, self.pages, built, store)
         shows = [page for page in self.pages if page.slug in built.pages]
-        self.shown = ShownLists(project, shows, serving=self.serving, collected=self.collected)
+        self.shown = ShownLists(
+            project, shows, store=store, code=built.code, serving=self.serving, collected=self.collected
+        )
         for stale in self.stale_translations():
             logs.warning(stale)  # mkdocs serve shows the page and says so; --strict fails
         logs.info(built.summary())

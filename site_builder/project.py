@@ -181,6 +181,11 @@ class Page:
         return self.folder / "golden" / "report.txt"
 
     @property
+    def golden_shown(self) -> Path:
+        """The golden list of the values this page shows in its language (see :mod:`site_builder.check.places`)."""
+        return self.folder / "golden" / f"shown.{self.lang}.txt"
+
+    @property
     def has_report(self) -> bool:
         return (self.folder / "report.py").is_file()
 

@@ -1,8 +1,6 @@
 """The golden lists of shown values: compared by every build, written by ``site-builder shown``, diffed by ``diff``.
 
-:class:`ShownLists` is the build's part (the plugin's ``on_post_page``): each generated page's shown values
-against its golden list (:mod:`site_builder.check.places`). A list that differs stops the build before it
-publishes (a warning under ``mkdocs serve``); a missing one is written.
+Every build compares each generated page's shown values with its golden list (:class:`site_builder.scan.ShownLists`).
 :func:`collect` builds the site (``mkdocs build``, into a temporary folder that is removed after) with the
 plugin collecting each generated page's shown values instead of comparing them with its golden list, which
 is what ``--write-golden`` freezes. :func:`diff` compares each page's golden list at a git revision with the
@@ -14,68 +12,13 @@ from __future__ import annotations
 import logging
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from . import logs
 from .check import places
-from .errors import SiteBuilderError, UsageError, os_error
+from .errors import SiteBuilderError, UsageError
 from .project import Page, Project
-
-Collected = dict[str, tuple[places.ShownValue, ...]]  # built path -> the values it shows
-
-
-class ShownLists:
-    """What a build's generated pages show, page by page, against their golden lists; with ``collected`` (an empty
-    mapping, ``site-builder shown``) the values are collected instead of compared."""
-
-    def __init__(self, project: Project, built: Iterable[Page], *, serving: bool, collected: Collected | None) -> None:
-        self.project = project
-        self.by_path = {twin.html_path: twin for page in built for twin in map(page.twin, page.languages)}
-        self.serving = serving
-        self.collected = collected
-        self.stale: list[str] = []  # the lists the built pages disagree with: the build stops before it publishes
-
-    def page(self, output: str, built: str) -> None:
-        """The built page ``built`` (its HTML ``output``): collected, or compared with its golden list, or that
-        list written when there is none; a :class:`SiteBuilderError` when the list cannot be read or written."""
-        page = self.by_path.get(built)
-        values = self._values(output) if page is not None else None
-        if page is None or values is None:
-            return
-        if self.collected is not None:
-            self.collected[built] = values
-            return
-        path = places.golden_path(page.folder, page.lang)
-        name = self.project.display(path)
-        golden = places.read_golden(path, name)
-        if golden is None:
-            self._write(values, built, path, page.lang, name)
-        elif changes := places.compare(golden, values):
-            self._stale(places.stale_message(changes, built, name))
-
-    @staticmethod
-    def _values(output: str) -> tuple[places.ShownValue, ...] | None:
-        from .check.document import parse_html
-
-        try:
-            return places.shown_values(parse_html(output))
-        except ValueError:
-            return None  # the number scan has said why the page cannot be read
-
-    @staticmethod
-    def _write(values: tuple[places.ShownValue, ...], built: str, path: Path, lang: str, name: str) -> None:
-        try:
-            places.write_golden(values, built, path, lang)
-        except OSError as exc:
-            raise os_error(exc, path, "cannot write") from None
-        logs.info(f"wrote {name}: the {len(values)} values {built} shows; review and commit it")
-
-    def _stale(self, line: str) -> None:
-        if self.serving:
-            logs.warning(line)
-        else:
-            self.stale.append(line)
+from .scan import Collected
 
 
 def collect(project: Project) -> Collected:
@@ -112,7 +55,7 @@ def write(project: Project, pages: list[Page]) -> list[Path]:
         values = found.get(twin.html_path)
         if values is None:
             raise SiteBuilderError(f"the build did not show {twin.html_path}")
-        path = places.golden_path(twin.folder, twin.lang)
+        path = twin.golden_shown
         if places.write_golden(values, twin.html_path, path, twin.lang):
             written.append(path)
     return written
@@ -144,7 +87,7 @@ def diff(project: Project, rev: str) -> str:
     lines = [f"### Shown values since `{rev}`", ""]
     changed = 0
     for page in (p.twin(lang) for p in project.pages() for lang in p.languages):
-        path = places.golden_path(page.folder, page.lang)
+        path = page.golden_shown
         name = project.display(path)
         old = _at_revision(project, rev, path, name)
         new = places.read_golden(path, name)

@@ -41,7 +41,7 @@ def row_of(root: etree._Element, key: str) -> etree._Element:
 
 @pytest.mark.parametrize("source", PAGES, ids=lambda p: p.slug)
 def test_every_page_shows_exactly_its_golden_list(built_site, source):
-    golden = places.read_golden(places.golden_path(source.folder), "golden")
+    golden = places.read_golden(source.golden_shown, "golden")
     assert golden is not None and len(golden) > 50
     assert places.shown_values(tree(built_site, source.html_path)) == golden
 
@@ -234,6 +234,40 @@ def test_a_stale_golden_list_stops_the_build_with_its_line(fixture_results, tmp_
         "`site-builder shown --write-golden` and review its diff"
     ]
     assert not (root / "site").exists()
+
+
+def test_a_page_found_to_agree_with_its_list_is_not_compared_again_until_the_page_or_the_list_changes(
+    built_site, tmp_path
+):
+    from site_builder.cache import Store
+    from site_builder.project import Project
+    from site_builder.scan import SHOWN_KIND, ShownLists
+
+    root = copy_project(tmp_path / "p", slugs=("ch24",))
+    project = Project.at(root)
+    heard: list[str] = []
+    store = Store(tmp_path / "cache", heard.append)
+
+    def stale(html: str) -> list[str]:
+        lists = ShownLists(project, project.pages(), store=store, code=b"ours", serving=False, collected=None)
+        lists.page(html, CHAPTER)
+        return lists.stale
+
+    html = (built_site / CHAPTER).read_text(encoding="utf-8")
+    assert stale(html) == [] and len(store.names(SHOWN_KIND)) == 1, "an agreeing page is kept"
+    (entry,) = store.names(SHOWN_KIND)
+    assert stale(html) == [] and store.names(SHOWN_KIND) == [entry]
+
+    listed = root / LIST
+    kept = listed.read_text(encoding="utf-8")
+    listed.write_text(kept.replace("\tSTACK[1].plain\t[−0.5, 0.25]", "\tSTACK[1].plain\t[−0.5, 0.5]"), encoding="utf-8")
+    assert [line.split(": ")[0] for line in stale(html)] == [f"{LIST}:89"], "a changed list is compared again"
+    listed.write_text(kept, encoding="utf-8")
+
+    changed = html.replace("[−0.5, 0.25]", "[−0.5, 0.5]", 1)
+    assert changed != html
+    assert len(stale(changed)) == 1, "a changed page is compared again"
+    assert heard == []
 
 
 def git(root: Path, *args: str) -> None:

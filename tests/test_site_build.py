@@ -859,18 +859,22 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
     assert again.returncode == 0 and warnings_of(again) == [], "the entries were replaced by good ones"
 
 
-def test_a_damaged_number_scan_cache_is_one_warning_and_the_next_build_mends_it(own_cache, tmp_path):
-    scan = sorted((tmp_path / "cache" / "scan").iterdir())[0]
-    scan.unlink()
-    scan.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
+def test_a_damaged_page_verdict_is_one_warning_and_the_next_build_mends_it(own_cache, tmp_path):
+    """A number-scan verdict and a shown-values verdict each damaged: one warning each, both pages read again."""
+    damaged = [sorted((tmp_path / "cache" / kind).iterdir())[0] for kind in ("scan", "shown")]
+    for entry in damaged:
+        entry.unlink()
+        entry.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
     done = own_cache.build()
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
-    assert len(warned) == 1 and f"scan/{scan.name}: damaged cache entry (it is a folder, not a file)" in warned[0], (
-        warned
-    )
+    assert len(warned) == 2, warned
+    for entry in damaged:
+        said = f"{entry.parent.name}/{entry.name}: damaged cache entry (it is a folder, not a file)"
+        assert any(said in line for line in warned), warned
     again = own_cache.build()
-    assert again.returncode == 0 and warnings_of(again) == [] and scan.is_file(), warnings_of(again)
+    assert again.returncode == 0 and warnings_of(again) == [], warnings_of(again)
+    assert all(entry.is_file() for entry in damaged)
 
 
 def test_a_dot_that_exits_0_with_no_drawing_fails_the_build_and_poisons_no_later_one(own_cache, tmp_path):
@@ -1014,6 +1018,7 @@ def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_s
         "rendered-page cache",
         "import-list cache",
         "number-scan cache",
+        "shown-values cache",
     ]
     if "fixtures: " in done.stderr:  # fixtures ran (their results were not all there to start from)
         kinds.append("fixture cache")

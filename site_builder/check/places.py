@@ -11,7 +11,7 @@ A value's *place* is where a reader meets it, in words a reviewer can read:
 
 :func:`shown_values` reads them from a built page in document order. The build writes nothing: each
 generated page's list is frozen in ``golden/shown.LANG.txt`` beside its golden trace (one list per language
-the page is published in, :func:`golden_path`), written by ``site-builder shown --write-golden`` and
+the page is published in, :attr:`~site_builder.project.Page.golden_shown`), written by ``site-builder shown --write-golden`` and
 compared with the built page on every build and by every check (:func:`compare`): a value lost, moved or
 added fails with its place. ``git diff pages/SLUG/golden/`` and ``site-builder diff REV`` (:func:`changes`)
 are what a reviewer reads when numbers change.
@@ -160,11 +160,6 @@ def shown_values(root: etree._Element) -> tuple[ShownValue, ...]:
 # -- the golden list ---------------------------------------------------------------------------
 
 
-def golden_path(folder: Path, language: str = LANGUAGE) -> Path:
-    """Where a page folder's list of shown values in ``language`` is frozen, beside its golden trace."""
-    return folder / "golden" / f"shown.{language}.txt"
-
-
 def render(values: Iterable[ShownValue], page: str, language: str = LANGUAGE) -> str:
     """The golden list's text: a comment naming the page, the column names, one tab-separated line per value."""
     lines = [
@@ -214,6 +209,11 @@ def read_golden(path: Path, name: str) -> tuple[ShownValue, ...] | None:
         return None
     except OSError as exc:
         raise ShownListError(f"{name}: cannot read the golden list of shown values: {exc.strerror}") from None
+    return parse_golden(raw, name)
+
+
+def parse_golden(raw: bytes, name: str) -> tuple[ShownValue, ...]:
+    """The golden list whose file holds ``raw``; :class:`ShownListError` when it is not one."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

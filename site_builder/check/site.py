@@ -63,9 +63,7 @@ class Setup:
 
     def shown_golden(self, page: FreshPage) -> Path:
         """The golden list of the values ``page`` shows (a test may put another file in its place)."""
-        return (self.goldens or {}).get((page.source.slug, "shown")) or places.golden_path(
-            page.source.folder, page.source.lang
-        )
+        return (self.goldens or {}).get((page.source.slug, "shown")) or page.source.golden_shown
 
     def facts_for(self, page: str) -> Facts:
         """A generated page gets its own facts; every other page (hand-written) the union of all."""
