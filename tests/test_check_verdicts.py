@@ -3,7 +3,8 @@ read again, and anything that could change its verdict has it checked again.
 
 Each test checks a copy of the session's site against the repository, or a copy of the project, with a cache
 folder of its own (it starts with the repository's fixture results, so no fixture runs unless a test changes
-one). The command runs as a user runs it, in a process of its own.
+one; ``checked`` also starts with the verdicts of the session's one clean check of that site). The command runs
+as a user runs it, in a process of its own.
 """
 
 from __future__ import annotations
@@ -48,6 +49,17 @@ def project_copy(root: Path, cache: Path, slugs: tuple[str, ...] | None = None) 
 def project(built_site: Path, tmp_path: Path) -> Path:
     """A copy of the project (after the session's build, so the fixture results it starts from are current)."""
     return project_copy(tmp_path / "project", tmp_path / "cache")
+
+
+@pytest.fixture
+def checked(project: Path, clean_verdicts) -> Path:
+    """The project copy as a clean check of the session's site leaves it: its cache holds that check's verdicts
+    (``clean_verdicts``, made in-process; a verdict is named by the document's path in the site and its inputs,
+    not by where the site or the project is)."""
+    kept = clean_verdicts().store.folder / "check"
+    assert any(kept.iterdir())
+    shutil.copytree(kept, project.parent / "cache" / "check")
+    return project
 
 
 def run(root: Path, site: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, list[str], list[str]]:
@@ -122,8 +134,8 @@ def bump_a_value(html: str) -> str:
         ),
     ],
 )
-def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy, tamper, found):
-    assert run(project, site_copy)[0] == 0
+def test_a_page_tampered_after_a_clean_check_is_still_caught(checked, site_copy, tamper, found):
+    project = checked
     page_file = site_copy / CHAPTER
     page_file.write_text(tamper(page_file.read_text(encoding="utf-8")), encoding="utf-8")
     code, out, err = run(project, site_copy)
@@ -163,9 +175,9 @@ def test_a_page_tampered_after_a_clean_check_is_still_caught(project, site_copy,
     ],
 )
 def test_a_changed_fact_source_region_or_chart_has_the_page_checked_again(
-    project, site_copy, file, old, new, built, found
+    checked, site_copy, file, old, new, built, found
 ):
-    assert run(project, site_copy)[0] == 0
+    project = checked
     path = project / file
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1
@@ -189,7 +201,8 @@ def test_a_changed_fact_source_region_or_chart_has_the_page_checked_again(
         ),
     ],
 )
-def test_a_damaged_verdict_is_one_line_and_its_document_is_checked_again(project, site_copy, damage, said):
+def test_a_damaged_verdict_is_one_line_and_its_document_is_checked_again(checked, site_copy, damage, said):
+    project = checked
     first = run(project, site_copy)
     assert first[0] == 0
     entry = sorted((project.parent / "cache" / "check").iterdir())[0]
@@ -215,9 +228,11 @@ def test_fresh_neither_reads_nor_writes_the_verdicts(built_site, tmp_path, site_
     assert entry.read_bytes() == b"\x00garbage\xff"
 
 
-def test_only_the_verdicts_of_the_checked_documents_are_kept(project, site_copy):
+def test_only_the_verdicts_of_the_checked_documents_are_kept(checked, site_copy):
+    project, cache = checked, checked.parent / "cache"
+    written = stamps(cache)
     assert run(project, site_copy)[0] == 0
-    cache = project.parent / "cache"
+    assert stamps(cache) == written, "the command reuses the verdicts of the session's clean check, writing none"
     documents = stored(cache)
     assert len(documents) == len(list(site_copy.rglob("*.html")))
     (site_copy / "404.html").unlink()
