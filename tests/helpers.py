@@ -26,13 +26,18 @@ PAGES: list[Page] = PROJECT.pages()
 SLUGS: list[str] = [p.slug for p in PAGES]
 
 
-def copy_project(root: Path, slugs: tuple[str, ...] | None = None, results: Path | None = None) -> Path:
+def copy_project(
+    root: Path, slugs: tuple[str, ...] | None = None, results: Path | None = None, warm: bool = False
+) -> Path:
     """A copy of the project at ``root`` (every page folder, or those of ``slugs``, without their tests); with
     ``results``, also the fixture results of that copied project (its ``.cache/fixtures`` and import lists), so a
-    build there runs no fixture that did not change."""
+    build there runs no fixture that did not change; with ``warm`` too, every other kind of its cache (rendered
+    pages, diagrams, compiled templates, the verdicts on built pages), so a build there is as warm as one after
+    that project's build: every entry is named by contents, which a copy shares."""
     root.mkdir(parents=True, exist_ok=True)
     if results is not None:
-        for kind in ("fixtures", "imports"):
+        kinds = sorted(p.name for p in (results / ".cache").iterdir()) if warm else ["fixtures", "imports"]
+        for kind in kinds:
             shutil.copytree(results / ".cache" / kind, root / ".cache" / kind)
     shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     for folder in ("docs", "overrides", "templates"):

@@ -834,6 +834,15 @@ def own_cache(tmp_path: Path) -> Project:
     return project
 
 
+@pytest.fixture
+def warm_copy(tmp_path: Path, fixture_results: Path) -> Project:
+    """A copy with a cache of its own, as a good build of it leaves it: the cache of the session's build from
+    nothing, made for a copy of the same files. Its entries are named by contents, which the copies share, except
+    the compiled templates of the copy's own templates, named by their files' paths (``own_cache`` has those)."""
+    shutil.copytree(fixture_results / ".cache", tmp_path / "cache")
+    return Project(tmp_path / "copy", tmp_path / "cache")
+
+
 def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_still_passes(own_cache, tmp_path):
     project, cache = own_cache, tmp_path / "cache"
     diagram = sorted((cache / "diagrams").iterdir())[0]
@@ -859,36 +868,36 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
     assert again.returncode == 0 and warnings_of(again) == [], "the entries were replaced by good ones"
 
 
-def test_a_damaged_page_verdict_is_one_warning_and_the_next_build_mends_it(own_cache, tmp_path):
+def test_a_damaged_page_verdict_is_one_warning_and_the_next_build_mends_it(warm_copy, tmp_path):
     """A number-scan verdict and a shown-values verdict each damaged: one warning each, both pages read again."""
     damaged = [sorted((tmp_path / "cache" / kind).iterdir())[0] for kind in ("scan", "shown")]
     for entry in damaged:
         entry.unlink()
         entry.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
-    done = own_cache.build()
+    done = warm_copy.build()
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
     assert len(warned) == 2, warned
     for entry in damaged:
         said = f"{entry.parent.name}/{entry.name}: damaged cache entry (it is a folder, not a file)"
         assert any(said in line for line in warned), warned
-    again = own_cache.build()
+    again = warm_copy.build()
     assert again.returncode == 0 and warnings_of(again) == [], warnings_of(again)
     assert all(entry.is_file() for entry in damaged)
 
 
-def test_a_dot_that_exits_0_with_no_drawing_fails_the_build_and_poisons_no_later_one(own_cache, tmp_path):
+def test_a_dot_that_exits_0_with_no_drawing_fails_the_build_and_poisons_no_later_one(warm_copy, tmp_path):
     import os
 
     from test_caches import fake_dot
 
     shutil.rmtree(tmp_path / "cache" / "diagrams")
     fake = fake_dot(tmp_path / "bin", b"<svg><g>")
-    message = own_cache.failure(PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    message = warm_copy.failure(PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
     assert "`dot` gave output that is not an SVG drawing" in message and "pages/ch24/" in message
-    done = own_cache.build()
+    done = warm_copy.build()
     assert done.returncode == 0, done.stdout + done.stderr
-    assert new_site(own_cache)
+    assert new_site(warm_copy)
 
 
 def test_a_build_killed_mid_way_leaves_the_site_and_the_next_build_removes_its_leftovers(project):
