@@ -234,7 +234,7 @@ def _until(predicate, seconds: float = 120.0):
 
 @builds_a_site
 def test_serve_shows_the_one_line_error_of_a_broken_page_and_recovers(tmp_path, fixture_results):
-    root = copy_project(tmp_path / "p", results=fixture_results)
+    root = copy_project(tmp_path / "p", results=fixture_results, warm=True)
     template = root / "pages" / "path_expansion" / "page.md.j2"
     good = template.read_text(encoding="utf-8")
     template.write_text(good + "\n{{ no_such_helper() }}\n", encoding="utf-8")
@@ -308,7 +308,7 @@ build(config, serve_url="http://127.0.0.1:8000/")
 
 @builds_a_site
 def test_serve_rebuilds_that_reuse_conversions_equal_a_first_build(tmp_path, fixture_results):
-    root = copy_project(tmp_path / "p", results=fixture_results)
+    root = copy_project(tmp_path / "p", results=fixture_results, warm=True)
 
     def run(script, *outs):
         return subprocess.run(

@@ -162,7 +162,7 @@ def one_untranslated(fixture_results: Path, tmp_path_factory: pytest.TempPathFac
     """A strict build of a copy of the project (with the session's fixture results) in which one page has no Russian
     twin: its ``.ru.`` files, its Russian golden list and the ``[ru]`` table of its page.toml are taken away. Every
     page of this repository is translated, so the site a Russian reader meets when one is not is built here."""
-    root = copy_project(tmp_path_factory.mktemp("untranslated") / "p", results=fixture_results)
+    root = copy_project(tmp_path_factory.mktemp("untranslated") / "p", results=fixture_results, warm=True)
     folder = root / "pages" / UNTRANSLATED_SLUG
     for path in [*folder.glob("*.ru.*"), folder / "golden" / "shown.ru.txt"]:
         path.unlink()
@@ -265,7 +265,7 @@ def test_the_checker_checks_every_russian_page_as_its_own(prepared):
 
 @pytest.mark.slow
 def test_an_edited_english_template_fails_the_strict_build_naming_its_translation(fixture_results, tmp_path):
-    root = copy_project(tmp_path / "p", results=fixture_results)
+    root = copy_project(tmp_path / "p", results=fixture_results, warm=True)
     figure = root / "pages" / "ch24" / "_cheat_sheet.html.j2"
     figure.write_text(figure.read_text(encoding="utf-8").replace("no parameters", "no weights"), encoding="utf-8")
     done = subprocess.run(
