@@ -31,7 +31,7 @@ The kinds, each owned by one module (ARCHITECTURE.md measures what each saves):
 ``scan``
     a built page found free of numbers without provenance (:mod:`site_builder.scan`);
 ``shown``
-    a built page found to show exactly the values of its golden list (:mod:`site_builder.shown`);
+    a built page found to show exactly the values of its golden list (:mod:`site_builder.scan`);
 ``check``
     a document ``site-builder check`` found clean (:mod:`site_builder.check.verdicts`).
 """
