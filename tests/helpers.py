@@ -32,8 +32,9 @@ def copy_project(
     """A copy of the project at ``root`` (every page folder, or those of ``slugs``, without their tests); with
     ``results``, also the fixture results of that copied project (its ``.cache/fixtures`` and import lists), so a
     build there runs no fixture that did not change; with ``warm`` too, every other kind of its cache (rendered
-    pages, diagrams, compiled templates, the verdicts on built pages), so a build there is as warm as one after
-    that project's build: every entry is named by contents, which a copy shares."""
+    pages, diagrams, compiled templates, the verdicts on built pages), so a build there renders and reads again
+    only what changed: those entries are named by contents, which a copy shares (all but the compiled code of the
+    copy's own templates, which Jinja names by the file's path and a build that renders a page compiles anew)."""
     root.mkdir(parents=True, exist_ok=True)
     if results is not None:
         kinds = sorted(p.name for p in (results / ".cache").iterdir()) if warm else ["fixtures", "imports"]
