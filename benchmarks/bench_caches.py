@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_build import REPO, Sample, measure, mkdocs  # noqa: E402 - the benchmarks share one way to measure
 
-KINDS = "none,imports,pages,templates,diagrams,scan,shown,fixtures+pages,pages+diagrams+templates"
+KINDS = "none,imports,pages,templates,diagrams,scan,shown,search,fixtures+pages,pages+diagrams+templates"
 
 
 def copy_project(to: Path) -> Path:

@@ -32,6 +32,8 @@ The kinds, each owned by one module (ARCHITECTURE.md measures what each saves):
     a built page found free of numbers without provenance (:mod:`site_builder.scan`);
 ``shown``
     a built page found to show exactly the values of its golden list (:mod:`site_builder.scan`);
+``search``
+    a built page's entries in the theme's search index, by its content (:mod:`site_builder.search`);
 ``check``
     a document ``site-builder check`` found clean (:mod:`site_builder.check.verdicts`).
 """
@@ -62,6 +64,7 @@ NAMES = {
     "templates": "compiled-template cache",
     "scan": "number-scan cache",
     "shown": "shown-values cache",
+    "search": "search-entry cache",
     "check": "check cache",
 }
 

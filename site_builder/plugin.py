@@ -3,8 +3,8 @@
 Each hook is a few named steps; the work is done by the modules that own it: :mod:`~site_builder.build` (the
 generated pages, from the cache or run and rendered), :mod:`~site_builder.scan` (numbers without provenance),
 :mod:`~site_builder.shown` (the golden lists of shown values), :mod:`~site_builder.localize` (the languages:
-translated files, navigations, alternates, search indexes), :mod:`~site_builder.serve` (what ``mkdocs serve``
-needs), :mod:`~site_builder.publish` (the staging folder and the atomic swap), :mod:`~site_builder.cache` (the
+translated files, navigations, alternates, search indexes), :mod:`~site_builder.search` (each page's search
+entries kept), :mod:`~site_builder.serve` (what ``mkdocs serve`` needs), :mod:`~site_builder.publish` (the staging folder and the atomic swap), :mod:`~site_builder.cache` (the
 one cache store) and :mod:`~site_builder.logs`.
 
 Order of work, chosen so that a failure never costs the previous site:
@@ -14,7 +14,8 @@ Order of work, chosen so that a failure never costs the previous site:
     ``site/``, remove what a killed build left, and point ``site_dir`` at a fresh staging folder;
 ``on_pre_build``
     everything that can fail: build the generated pages (a failure stops the build; under ``mkdocs serve`` a
-    page that fails shows its one-line error instead, since a failed build would hang every request);
+    page that fails shows its one-line error instead, since a failed build would hang every request); have the
+    theme's search index take each page's entries from the cache store (:mod:`site_builder.search`);
 ``on_env``
     keep the theme's compiled templates in the cache store too;
 ``on_files``
@@ -62,6 +63,7 @@ from .i18n import stale_translation, translations_in
 from .localize import Localized
 from .project import Page, Project, nav_additions, site_date
 from .scan import NumberScan
+from .search import index_from_store
 
 if TYPE_CHECKING:
     from .scan import Collected, ShownLists
@@ -151,6 +153,7 @@ class ChapterTracePlugin(BasePlugin[ChapterTraceConfig]):
         assert self.project is not None
         project = self.project
         store = self.store = Store(project.cache_dir, logs.notice, project.display)
+        index_from_store(config.plugins, store)  # Material's search index reads each page once per content
         self.conversions = None
         self.shown = None
         try:

@@ -206,3 +206,55 @@ def test_environments_of_one_process_share_compiled_code_and_a_changed_source_is
     assert again.live == {"templates": {entry_.name}}
     (templates / "t.md.j2").write_text("{{ word }} two\n", encoding="utf-8")
     assert page_environment(templates, store(cache)).get_template("t.md.j2").render(word="a") == "a two\n"
+
+
+def search_plugin():
+    from material.plugins.search.plugin import SearchIndex, SearchPlugin
+
+    plugin = SearchPlugin()
+    plugin.load_config({})
+    plugin.search_index = SearchIndex(**plugin.config)  # what the plugin's on_config makes for each build
+    return plugin
+
+
+def indexed(page, folder: Path, heard: Heard | None = None) -> list[dict]:
+    """The entries a build's search index holds after indexing ``page``, with the store at ``folder``."""
+    from site_builder.search import index_from_store
+
+    plugin = search_plugin()
+    index_from_store({"material/search": plugin}, store(folder, heard))
+    plugin.search_index.add_entry_from_context(page)
+    return plugin.search_index.entries
+
+
+def a_page(content: str):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(meta={}, url="a/", title="A page", toc=[], content=content)
+
+
+def test_a_pages_search_entries_are_kept_and_taken_until_its_content_changes(tmp_path):
+    page = a_page('<h1 id="a">A page</h1><p>Residual <b>streams</b> add.</p><h2 id="b">B</h2><p>Then this.</p>')
+    plain = search_plugin()
+    plain.search_index.add_entry_from_context(page)  # Material's own indexing, nothing cached
+    first = indexed(page, tmp_path)
+    assert first == plain.search_index.entries and "Then this." in first[1]["text"]
+    (entry,) = (tmp_path / "search").iterdir()
+    kept = entry_body(entry.read_bytes())
+    assert kept is not None
+    entry.write_bytes(checksummed(kept.replace(b"Then this.", b"Taken from the store.")))
+    taken = indexed(page, tmp_path)
+    assert "Taken from the store." in taken[1]["text"], "the same page is not parsed again"
+    assert [list(e) for e in taken] == [list(e) for e in first], "in Material's key order, as the index writes them"
+    edited = a_page(page.content.replace("Then this.", "Now that."))
+    assert "Now that." in indexed(edited, tmp_path)[1]["text"], "a page whose content changed is indexed again"
+
+
+def test_a_damaged_search_entry_is_one_warning_and_the_page_is_indexed_again(tmp_path):
+    page = a_page('<h1 id="a">A page</h1><p>Text.</p>')
+    first = indexed(page, tmp_path)
+    (entry,) = (tmp_path / "search").iterdir()
+    entry.write_bytes(checksummed(b'{"not": "a list"}'))
+    heard = Heard()
+    assert indexed(page, tmp_path, heard) == first
+    assert len(heard) == 1 and "damaged cache entry (it does not hold search entries (ValueError))" in heard[0], heard

@@ -84,7 +84,7 @@ def test_warm_builds_read_unchanged_pages_and_equal_a_build_from_nothing(tmp_pat
     assert one.returncode == 0, one.stderr
     assert summary(one) == (len(SLUGS) - 1, 1), "only the page whose template changed is rendered again"
     # everything rendered is made again, and every page read again; the fixtures stay
-    for kind in ("pages", "templates", "diagrams", "scan", "shown"):
+    for kind in ("pages", "templates", "diagrams", "scan", "shown", "search"):
         shutil.rmtree(root / ".cache" / kind)
     whole = build(root, "whole")
     assert whole.returncode == 0, whole.stderr

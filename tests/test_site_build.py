@@ -869,15 +869,16 @@ def test_damaged_cache_entries_are_rebuilt_with_one_warning_each_and_strict_stil
 
 
 def test_a_damaged_page_verdict_is_one_warning_and_the_next_build_mends_it(warm_copy, tmp_path):
-    """A number-scan verdict and a shown-values verdict each damaged: one warning each, both pages read again."""
-    damaged = [sorted((tmp_path / "cache" / kind).iterdir())[0] for kind in ("scan", "shown")]
+    """A number-scan verdict, a shown-values verdict and a page's search entries each damaged: one warning each,
+    each page read again."""
+    damaged = [sorted((tmp_path / "cache" / kind).iterdir())[0] for kind in ("scan", "shown", "search")]
     for entry in damaged:
         entry.unlink()
         entry.mkdir()  # a folder where the entry goes: written over by the build, not warned about on every build
     done = warm_copy.build()
     assert done.returncode == 0, done.stdout + done.stderr
     warned = warnings_of(done)
-    assert len(warned) == 2, warned
+    assert len(warned) == 3, warned
     for entry in damaged:
         said = f"{entry.parent.name}/{entry.name}: damaged cache entry (it is a folder, not a file)"
         assert any(said in line for line in warned), warned
@@ -1028,6 +1029,7 @@ def test_a_cache_that_cannot_be_written_is_one_warning_per_cache_and_the_build_s
         "import-list cache",
         "number-scan cache",
         "shown-values cache",
+        "search-entry cache",
     ]
     if "fixtures: " in done.stderr:  # fixtures ran (their results were not all there to start from)
         kinds.append("fixture cache")
