@@ -3,8 +3,10 @@ IBM's Equal Access engine over what each page says (its article).
 
 ``tests/test_accessibility.py`` holds the tests; this module holds the audit, so that the session can start it
 in the background, on a thread with a Chromium of its own, as soon as the site is built (see ``conftest.py``).
-Pages are audited a few at a time, each in a fresh browser context: while axe-core runs in one page's renderer,
-the next page loads.
+Pages are audited a few at a time, each width of a page in a fresh browser context: while axe-core runs in one
+page's renderer, the next page loads. A page is loaded once per width and audited in both palettes, switched as a
+reader switches them, with every <details> open: the work of loading it, opening it and giving it the two engines
+is done once, not once per palette and state.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ START_ACE = r"""policy => {
         rule: x.ruleId, reason: x.reasonId, target: x.path.dom, html: x.snippet || "", message: x.message,
     }))); }"""
 SCHEMES = {"light": "default", "dark": "slate"}  # prefers-color-scheme -> Material's data-md-color-scheme
+PALETTE_INPUT = {"light": "__palette_0", "dark": "__palette_1"}  # the palette toggle's input that selects each
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 # Material's JavaScript has run: the palette is applied and each code block has the
@@ -185,42 +188,61 @@ class Audits:
 
     schemes: list[str] = field(default_factory=list)  # data-md-color-scheme of each page as audited
     versions: set[str] = field(default_factory=set)  # axe-core's version, as each run reported it
-    contrast_ran: list[bool] = field(default_factory=list)  # each page's first run included color-contrast
+    contrast_ran: list[bool] = field(default_factory=list)  # each page's run included color-contrast
     opened_any: bool = False  # some page had <details> to open
     violations: list[Violation] = field(default_factory=list)
-    ace: list[Violation] = field(default_factory=list)  # IBM's engine, every page with its <details> open
+    ace: list[Violation] = field(default_factory=list)  # IBM's engine
     ace_pages: int = 0  # pages IBM's engine audited
     search: list[Violation] = field(default_factory=list)
     search_shown: bool = False
 
 
-def audit_page(browser: Browser, server: str, scheme: str, width: str, path: str, into: Audits) -> Job:
-    """One page in one palette and width: audited with its <details> as published, then with all of them open."""
-    setting = f"{scheme}, {WIDTHS[width]['width']}px"
-    with visit(browser, scheme, width) as page:
+def switch_palette(page: Page, scheme: str) -> None:
+    """Switch the page to ``scheme`` as a reader of that system palette has it: the system's colour scheme
+    emulated, and the theme's palette toggle in the header clicked, until the page shows that palette."""
+    wanted = SCHEMES[scheme]
+    page.emulate_media(color_scheme=scheme)
+    if page.evaluate("document.body.getAttribute('data-md-color-scheme')") != wanted:
+        toggle = page.locator(f"label[for='{PALETTE_INPUT[scheme]}']")
+        toggle.click()
+        page.wait_for_function("s => document.body.getAttribute('data-md-color-scheme') === s", arg=wanted)
+    settle(page)
+
+
+def audit_page(browser: Browser, server: str, width: str, path: str, found: SiteAudit) -> Job:
+    """One page at one width, with every <details> open, in each palette: audited by axe-core and by IBM's
+    engine in the light palette, then switched to the dark one and audited again; at phone width, its wide
+    tables are then scrolled with the keyboard.
+
+    The page is audited with its <details> opened only: opening one shows what it holds and changes nothing else
+    on the page, so everything shown with them closed is shown, the same, with them open."""
+    with visit(browser, "light", width) as page:
         page.goto(server + path, wait_until="commit")
         yield
         page.wait_for_load_state("load")
         settle(page)
-        into.schemes.append(page.evaluate("document.body.getAttribute('data-md-color-scheme')"))
-        start_audit(page)
-        yield
-        found, result = finish_audit(page, f"{setting}, details closed", path)
-        into.versions.add(result["version"])
-        into.contrast_ran.append("color-contrast" in result["ran"])
-        into.violations += found
-        if open_all_details(page):
-            into.opened_any = True
+        opened = open_all_details(page)
+        if opened:
             settle(page)
+        for scheme in SCHEMES:
+            into = found.settings[scheme, width]
+            setting = f"{scheme}, {WIDTHS[width]['width']}px, details opened"
+            if scheme != "light":
+                switch_palette(page, scheme)
+            into.schemes.append(page.evaluate("document.body.getAttribute('data-md-color-scheme')"))
+            into.opened_any = into.opened_any or opened > 0
             start_audit(page)
             yield
-            found, result = finish_audit(page, f"{setting}, details opened", path)
+            violations, result = finish_audit(page, setting, path)
             into.versions.add(result["version"])
-            into.violations += found
-        start_ace(page)
-        yield
-        into.ace += finish_ace(page, f"{setting}, details opened", path)
-        into.ace_pages += 1
+            into.contrast_ran.append("color-contrast" in result["ran"])
+            into.violations += violations
+            start_ace(page)
+            yield
+            into.ace += finish_ace(page, setting, path)
+            into.ace_pages += 1
+        if width == "phone":
+            scroll_wide_tables(page, path, found)
 
 
 def audit_search(browser: Browser, server: str, scheme: str, width: str, into: Audits) -> Job:
@@ -244,35 +266,28 @@ def audit_search(browser: Browser, server: str, scheme: str, width: str, into: A
 TABLE_OVERHANG = "r => r.querySelector('table').getBoundingClientRect().right - r.getBoundingClientRect().right"
 
 
-def scroll_wide_tables(browser: Browser, server: str, path: str, into: SiteAudit) -> Job:
-    """Every table region of the page at phone width that a table sticks out of, scrolled to its last column with
-    the arrow key, every <details> opened first as a reader opens one to read it: each one is added to
-    ``into.wide``, and to ``into.stuck`` if its last column never comes into view."""
-    with visit(browser, "light", "phone") as page:
-        page.goto(server + path, wait_until="commit")
-        yield
-        page.wait_for_load_state("load")
-        settle(page)
-        if open_all_details(page):
-            settle(page)
-        regions = page.locator(".table-scroll[tabindex='0']")
-        for i in range(regions.count()):
-            region = regions.nth(i)
+def scroll_wide_tables(page: Page, path: str, into: SiteAudit) -> None:
+    """Every table region of the page (at phone width, its <details> open) that a table sticks out of, scrolled to
+    its last column with the arrow key: each one is added to ``into.wide``, and to ``into.stuck`` if its last
+    column never comes into view."""
+    regions = page.locator(".table-scroll[tabindex='0']")
+    for i in range(regions.count()):
+        region = regions.nth(i)
+        if region.evaluate(TABLE_OVERHANG) <= 1:
+            continue
+        name = region.get_attribute("aria-labelledby")
+        into.wide.append(f"/{path} {name}")
+        region.focus()
+        for _ in range(200):  # arrow keys move a focused scroller a line at a time
+            page.keyboard.press("ArrowRight")
             if region.evaluate(TABLE_OVERHANG) <= 1:
-                continue
-            name = region.get_attribute("aria-labelledby")
-            into.wide.append(f"/{path} {name}")
-            region.focus()
-            for _ in range(200):  # arrow keys move a focused scroller a line at a time
-                page.keyboard.press("ArrowRight")
-                if region.evaluate(TABLE_OVERHANG) <= 1:
-                    break
-            try:  # the keys' smooth scrolling may still be on its way to where the presses sent it
-                page.wait_for_function(f"r => ({TABLE_OVERHANG})(r) <= 1", arg=region.element_handle(), timeout=10_000)
-            except PlaywrightTimeoutError:
-                into.stuck.append(
-                    f"/{path}: the table in region {name} cannot be scrolled to its last column with the keyboard"
-                )
+                break
+        try:  # the keys' smooth scrolling may still be on its way to where the presses sent it
+            page.wait_for_function(f"r => ({TABLE_OVERHANG})(r) <= 1", arg=region.element_handle(), timeout=10_000)
+        except PlaywrightTimeoutError:
+            into.stuck.append(
+                f"/{path}: the table in region {name} cannot be scrolled to its last column with the keyboard"
+            )
 
 
 @dataclass
@@ -285,14 +300,13 @@ class SiteAudit:
 
 
 def audit_site(browser: Browser, server: str, site: Path) -> SiteAudit:
-    """Every page of ``site`` (served at ``server``) and the search overlay, in every palette and width, and every
-    page's wide tables scrolled with the keyboard at phone width."""
+    """Every page of ``site`` (served at ``server``) at every width in every palette, every page's wide tables
+    scrolled with the keyboard at phone width, and the search overlay in every palette and width."""
     found = SiteAudit({(scheme, width): Audits() for scheme in SCHEMES for width in WIDTHS})
-    jobs: list[Job] = []
-    for (scheme, width), into in found.settings.items():
-        jobs += [audit_page(browser, server, scheme, width, path, into) for path in site_pages(site)]
-        jobs.append(audit_search(browser, server, scheme, width, into))
-    jobs += [scroll_wide_tables(browser, server, path, found) for path in site_pages(site)]
+    jobs: list[Job] = [audit_page(browser, server, width, path, found) for width in WIDTHS for path in site_pages(site)]
+    jobs += [
+        audit_search(browser, server, scheme, width, found.settings[scheme, width]) for scheme, width in found.settings
+    ]
     interleave(jobs)
     return found
 

@@ -4,12 +4,12 @@ axe-core comes from the npm package pinned in ``package.json`` (``make test``
 installs it into ``node_modules/``); it is injected into each page from that
 file, so the audit needs no network. Each page of the built site (every
 ``index.html`` under it, and ``404.html``) is audited in the light and the
-dark palette, at desktop and phone width, with its ``<details>`` closed as
-published and again with every one of them opened; the search overlay is
-audited open, showing results. IBM's engine (``accessibility-checker-engine``,
-pinned the same way) audits each page's article with every ``<details>``
-opened, in every palette and width. A failure lists each violation's rule,
-element and page.
+dark palette, at desktop and phone width, with every ``<details>`` opened (so
+that what they hold is audited too; opening one changes nothing else on the
+page); the search overlay is audited open, showing results. IBM's engine
+(``accessibility-checker-engine``, pinned the same way) audits each page's
+article in the same settings. A failure lists each violation's rule, element
+and page.
 
 The audit itself is in ``axe_audit.py``: the session runs it in the background, on a thread with a Chromium of its
 own, from the moment the site is built, and the tests that read it (``site_audit``) run last (see ``conftest.py``).
