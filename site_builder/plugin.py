@@ -4,8 +4,9 @@ Each hook is a few named steps; the work is done by the modules that own it: :mo
 generated pages, from the cache or run and rendered), :mod:`~site_builder.scan` (numbers without provenance),
 :mod:`~site_builder.shown` (the golden lists of shown values), :mod:`~site_builder.localize` (the languages:
 translated files, navigations, alternates, search indexes), :mod:`~site_builder.search` (each page's search
-entries kept), :mod:`~site_builder.serve` (what ``mkdocs serve`` needs), :mod:`~site_builder.publish` (the staging folder and the atomic swap), :mod:`~site_builder.cache` (the
-one cache store) and :mod:`~site_builder.logs`.
+entries kept), :mod:`~site_builder.serve` (what ``mkdocs serve`` needs), :mod:`~site_builder.publish` (the
+staging folder and the atomic swap), :mod:`~site_builder.cache` (the one cache store) and
+:mod:`~site_builder.logs`.
 
 Order of work, chosen so that a failure never costs the previous site:
 

@@ -50,8 +50,7 @@ def index_from_store(plugins: Any, store: Store) -> None:
     except ImportError:
         return
     theme = f"{__version__} jieba={getattr(material_search, 'jieba', None) is not None}"
-    SearchPlugin = material_search.SearchPlugin
-    found = [p for p in plugins.values() if isinstance(p, SearchPlugin) and p.config.enabled]
+    found = [p for p in plugins.values() if isinstance(p, material_search.SearchPlugin) and p.config.enabled]
     index = getattr(found[0], "search_index", None) if found else None
     if index is None:
         return

@@ -12,9 +12,10 @@ A value's *place* is where a reader meets it, in words a reviewer can read:
 :func:`shown_values` reads them from a built page in document order. Each generated page's list is frozen
 in ``golden/shown.LANG.txt`` beside its golden trace (one list per language the page is published in,
 :attr:`~site_builder.project.Page.golden_shown`), written by ``site-builder shown --write-golden`` (or by a
-build that finds none) and compared with the built page on every build (:class:`site_builder.scan.ShownLists`)
-and by every check (:func:`compare`): a value lost, moved or added fails with its place. ``git diff pages/SLUG/golden/`` and ``site-builder diff REV`` (:func:`changes`)
-are what a reviewer reads when numbers change.
+build that finds none) and compared with the built page on every build
+(:class:`site_builder.scan.ShownLists`) and by every check (:func:`compare`): a value lost, moved or added
+fails with its place. ``git diff pages/SLUG/golden/`` and ``site-builder diff REV`` (:func:`changes`) are what
+a reviewer reads when numbers change.
 
 :func:`misplaced` checks what a page can say about its own places without the golden list: in a table row,
 every value of a repeated record (``STACK[2].plain``) belongs to the same record as the row's other values
